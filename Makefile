@@ -1,0 +1,30 @@
+# The two commands: `make run` and `make test`. Everything else is set-up they need.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint ci clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	DJANGO_DEBUG=1 $(BIN)/python manage.py migrate --noinput
+	DJANGO_DEBUG=1 $(BIN)/python manage.py seed_demo
+	DJANGO_DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:8000
+
+test: install
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) db.sqlite3 test-artifacts

@@ -1,0 +1,17 @@
+"""Evidence routes, meant to be included under /api/v1/."""
+
+from django.urls import path
+
+from evidence.api import views
+
+app_name = "evidence"
+
+urlpatterns = [
+    path("evidence/wsp-imports/", views.WspImportView.as_view(), name="wsp-import"),
+    path("evidence/passages/", views.PassageListView.as_view(), name="passage-list"),
+    path(
+        "evidence/passages/<uuid:passage_id>/",
+        views.PassageDetailView.as_view(),
+        name="passage-detail",
+    ),
+]

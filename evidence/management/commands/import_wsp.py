@@ -1,0 +1,136 @@
+"""`manage.py import_wsp FILE… --user NAME`: import WSP v3 responses from files.
+
+A `.json` file holds one ResponseV3, a `.jsonl` file one per line. Each response is
+imported in its own transaction by the same service the API uses, so re-running a
+file replays what is already stored. Exit status 1 when anything was rejected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from evidence.services import import_wsp_document
+from policies.refusals import Offender, Refusal
+
+
+@dataclass
+class Outcome:
+    location: str
+    execution_id: str
+    outcome: str  # imported | replayed | rejected
+    report: dict = field(default_factory=dict)
+    reasons: list[Offender] = field(default_factory=list)
+
+
+class Command(BaseCommand):
+    help = "Import WSP v3 responses (.json: one document, .jsonl: one per line)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("files", nargs="+", type=Path)
+        parser.add_argument("--user", required=True, help="username of the acting curator")
+
+    def handle(self, *args, files: list[Path], user: str, **options) -> None:
+        actor = self._actor(user)
+        documents = list(self._documents(files))
+        out = Console(file=self.stdout._out, width=200, soft_wrap=False)
+        err = Console(file=self.stderr._out)
+        outcomes: list[Outcome] = []
+        with Progress(
+            TextColumn("[bold]importing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.description}"),
+            console=err,
+            transient=True,
+        ) as progress:
+            task = progress.add_task("", total=len(documents))
+            for location, document in documents:
+                progress.update(task, description=location)
+                outcomes.append(self._import_one(actor, location, document))
+                progress.advance(task)
+        out.print(self._summary(outcomes))
+        rejected = sum(1 for o in outcomes if o.outcome == "rejected")
+        out.print(
+            f"{len(outcomes)} response(s): "
+            f"{sum(o.outcome == 'imported' for o in outcomes)} imported, "
+            f"{sum(o.outcome == 'replayed' for o in outcomes)} replayed, {rejected} rejected"
+        )
+        if rejected:
+            raise CommandError(f"{rejected} response(s) rejected", returncode=1)
+
+    def _actor(self, username: str):
+        try:
+            return get_user_model().objects.get(username=username)
+        except get_user_model().DoesNotExist as exc:
+            raise CommandError(f"no user {username!r}") from exc
+
+    def _documents(self, files: list[Path]) -> Iterator[tuple[str, object]]:
+        """(file:line, parsed document or the JSON error) for every response in the files."""
+        for path in files:
+            try:
+                raw = path.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise CommandError(f"cannot read {path}: {exc}") from exc
+            if path.suffix == ".jsonl":
+                for number, line in enumerate(raw.splitlines(), start=1):
+                    if line.strip():
+                        yield f"{path}:{number}", _parse(line)
+            else:
+                yield f"{path}:1", _parse(raw)
+
+    def _import_one(self, actor, location: str, document: object) -> Outcome:
+        execution_id = document.get("execution_id") if isinstance(document, dict) else None
+        execution_id = execution_id if isinstance(execution_id, str) else "-"
+        if isinstance(document, _Unparsable):
+            return Outcome(
+                location, "-", "rejected", reasons=[Offender("", "invalid_json", document.error)]
+            )
+        try:
+            result = import_wsp_document(actor=actor, document=document)
+        except Refusal as refusal:
+            reasons = refusal.offenders or [Offender("", refusal.code, refusal.detail)]
+            return Outcome(location, execution_id, "rejected", reasons=reasons)
+        outcome = "imported" if result.created else "replayed"
+        return Outcome(location, execution_id, outcome, report=result.report)
+
+    def _summary(self, outcomes: list[Outcome]) -> Table:
+        table = Table(title="WSP import")
+        for column in ("file:line", "execution_id", "outcome", "received", "created"):
+            table.add_column(column, overflow="fold")
+        for column in ("duplicates", "novelty", "reasons"):
+            table.add_column(column, overflow="fold")
+        for o in outcomes:
+            counts = o.report.get("observations", {})
+            table.add_row(
+                o.location,
+                o.execution_id,
+                o.outcome,
+                str(counts.get("received", "")),
+                str(counts.get("created", "")),
+                str(counts.get("duplicates", "")),
+                str(o.report.get("novelty_score", "")),
+                "\n".join(f"{r.pointer or '/'} {r.code}" for r in o.reasons),
+            )
+        return table
+
+
+@dataclass(frozen=True)
+class _Unparsable:
+    error: str
+
+
+def _parse(text: str) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        # Only the position: the text itself may be source content.
+        return _Unparsable(f"invalid JSON at line {exc.lineno} column {exc.colno}")

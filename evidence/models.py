@@ -1,0 +1,162 @@
+"""Passage masters: sources, content stored once per digest, passages and the
+retrieval observations (WSP v3 envelopes) they came from."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+from evidence.choices import AccessLabel, ObservationKind, ScoreSemantics, SourceField
+from policies.history import AppendOnlyModel, TrackedManager
+from policies.identifiers import uuid7
+
+
+class Source(models.Model):
+    """A source document, identified by its canonical URL; carries the access label."""
+
+    source_id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    canonical_url = models.CharField(max_length=2048, unique=True)
+    host = models.CharField(max_length=255, blank=True, default="")
+    access_label = models.CharField(
+        max_length=16, choices=AccessLabel.choices, default=AccessLabel.PUBLIC
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TrackedManager()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["canonical_url"]
+
+    def __str__(self) -> str:
+        return self.canonical_url
+
+
+class Content(AppendOnlyModel):
+    """Literal passage text, stored once per sha256 of its UTF-8 bytes. Never normalized."""
+
+    sha256 = models.CharField(max_length=64, primary_key=True)
+    text = models.TextField()
+    length = models.PositiveIntegerField(help_text="Length in code points of the literal text.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "content"
+
+    def __str__(self) -> str:
+        return self.sha256
+
+
+class RetrievalObservation(AppendOnlyModel):
+    """One WSP v3 execution as received: the envelope every imported passage points to."""
+
+    observation_id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    execution_id = models.CharField(max_length=255, unique=True)
+    request_id = models.CharField(max_length=255, null=True, blank=True)
+    capability = models.CharField(max_length=16)
+    status = models.CharField(max_length=16)
+    error = models.JSONField(null=True, blank=True)
+    engine = models.JSONField(null=True, blank=True)
+    provider_attempts = models.JSONField(default=list)
+    policy_actions = models.JSONField(default=list)
+    results = models.JSONField(default=list)
+    source_diversity = models.JSONField(default=dict)
+    cache_status = models.JSONField(default=dict)
+    routing_receipt = models.JSONField(default=dict)
+    document_sha256 = models.CharField(
+        max_length=64, help_text="sha256 of the canonical JSON of the document as received."
+    )
+    report = models.JSONField(default=dict, help_text="The import report, replayed verbatim.")
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-imported_at"]
+
+    def __str__(self) -> str:
+        return self.execution_id
+
+
+class Passage(models.Model):
+    """A passage revision: literal text (by digest), locator, title and provenance.
+
+    Imported WSP observations keep every provider field literally; external passages
+    registered by reference carry only what the client supplied.
+    """
+
+    passage_id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    passage_ref = models.CharField(
+        max_length=512, unique=True, help_text="External identity and revision of this passage."
+    )
+    source = models.ForeignKey(
+        Source, null=True, blank=True, on_delete=models.PROTECT, related_name="passages"
+    )
+    content = models.ForeignKey(
+        Content, null=True, blank=True, on_delete=models.PROTECT, related_name="passages"
+    )
+    content_sha256 = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    kind = models.CharField(max_length=32, choices=ObservationKind.choices)
+    source_field = models.CharField(max_length=16, choices=SourceField.choices, blank=True)
+    locator = models.CharField(max_length=2048, blank=True, default="")
+    observed_url = models.CharField(max_length=2048, blank=True, default="")
+    canonical_url = models.CharField(max_length=2048, blank=True, default="", db_index=True)
+    title = models.TextField(null=True, blank=True)
+    media_type = models.CharField(max_length=127, default="text/plain")
+    language = models.CharField(max_length=35, blank=True, default="")
+    access_label = models.CharField(
+        max_length=16, choices=AccessLabel.choices, default=AccessLabel.PUBLIC
+    )
+    # WSP v3 provenance, kept literally.
+    retrieval_observation = models.ForeignKey(
+        RetrievalObservation,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="passages",
+    )
+    execution_id = models.CharField(max_length=255, blank=True, default="", db_index=True)
+    observation_id = models.CharField(max_length=255, blank=True, default="")
+    provider = models.CharField(max_length=255, blank=True, default="")
+    endpoint_id = models.CharField(max_length=255, blank=True, default="")
+    provider_attempt_id = models.CharField(max_length=255, blank=True, default="")
+    provider_result_index = models.PositiveIntegerField(null=True, blank=True)
+    provider_rank = models.PositiveIntegerField(null=True, blank=True)
+    provider_score_value = models.FloatField(null=True, blank=True)
+    provider_score_semantics = models.CharField(
+        max_length=32, choices=ScoreSemantics.choices, blank=True, default=""
+    )
+    published_at_raw = models.CharField(max_length=255, null=True, blank=True)
+    published_at_normalized = models.CharField(max_length=64, null=True, blank=True)
+    provider_fields = models.JSONField(default=dict, blank=True)
+    duplicate_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="occurrences"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TrackedManager()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["execution_id", "observation_id"],
+                condition=~models.Q(execution_id=""),
+                name="passage_unique_observation_per_execution",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.passage_ref
+
+    @property
+    def text(self) -> str | None:
+        return self.content.text if self.content_id else None

@@ -1,0 +1,112 @@
+"""Validate a WSP v3 ResponseV3: the shipped JSON Schema, then every cross-field rule.
+
+All offenders are collected (never only the first), each located by an RFC 6901
+pointer and carrying a stable code. Schema codes are ``schema.<keyword>`` (for
+example ``schema.required``, ``schema.type``, ``schema.additional_properties``,
+``schema.enum``); cross-field codes are listed in rules_*.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from evidence.wsp.context import DocumentIndex
+from evidence.wsp.rules_envelope import BANNED_KEYS, banned_scan, envelope_offenders
+from evidence.wsp.rules_observations import observation_offenders, policy_action_offenders
+from evidence.wsp.rules_results import result_offenders
+from policies.refusals import Offender, pointer_join
+
+SCHEMA_PATH = Path(__file__).parent / "schema" / "response_v3.json"
+
+
+@cache
+def schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    return Draft202012Validator(schema())
+
+
+def validate_response(document: object) -> list[Offender]:
+    """Every offender of `document` against WSP v3 Amendment 002 and design/WSP.md."""
+    banned, synthesis = banned_scan(document)
+    offenders = _schema_offenders(document, synthesis)
+    if isinstance(document, dict):
+        index = DocumentIndex.build(document)
+        offenders.extend(envelope_offenders(document, index))
+        offenders.extend(observation_offenders(document, index))
+        offenders.extend(policy_action_offenders(document, index))
+        offenders.extend(result_offenders(document, index))
+    return banned + offenders
+
+
+def document_error_code(offenders: list[Offender]) -> str:
+    """`banned_field` when every offender is a banned field, else `wsp_contract_violation`."""
+    if offenders and all(o.code == "banned_field" for o in offenders):
+        return "banned_field"
+    return "wsp_contract_violation"
+
+
+def _schema_offenders(document: object, synthesis: list[str]) -> list[Offender]:
+    found: dict[tuple[str, str], Offender] = {}
+    for error in _validator().iter_errors(document):
+        for offender in _from_error(error):
+            # Inside an object typed "synthesis" the banned-field offender says it all.
+            if any(_within(offender.pointer, p) for p in synthesis):
+                continue
+            found.setdefault((offender.pointer, offender.code), offender)
+    return sorted(found.values(), key=lambda o: (o.pointer, o.code))
+
+
+def _within(pointer: str, ancestor: str) -> bool:
+    return pointer == ancestor or pointer.startswith(ancestor + "/")
+
+
+def _from_error(error: ValidationError) -> list[Offender]:
+    pointer = pointer_join("", *error.absolute_path)
+    keyword = str(error.validator)
+    instance: Any = error.instance
+    if keyword == "required" and isinstance(instance, dict):
+        return [
+            Offender(pointer_join(pointer, name), "schema.required", "a required member is missing")
+            for name in error.validator_value
+            if name not in instance
+        ]
+    if keyword == "additionalProperties" and isinstance(instance, dict):
+        allowed = set(error.schema.get("properties", {}))
+        patterns = [re.compile(p) for p in error.schema.get("patternProperties", {})]
+        return [
+            Offender(
+                pointer_join(pointer, key),
+                "schema.additional_properties",
+                "this member is not part of the contract",
+            )
+            for key in instance
+            if key not in allowed
+            and not any(p.search(key) for p in patterns)
+            # Banned keys are reported once, as banned_field.
+            and key not in BANNED_KEYS
+            and not (key == "type" and instance.get(key) == "synthesis")
+        ]
+    return [Offender(pointer, f"schema.{_snake(keyword)}", _short(error))]
+
+
+def _snake(keyword: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", keyword).lower()
+
+
+def _short(error: ValidationError) -> str:
+    # The message echoes the instance, which may be source text: keep only the rule.
+    value = error.validator_value
+    if isinstance(value, (list, dict)) and len(json.dumps(value, default=str)) > 120:
+        return f"fails {error.validator}"
+    return f"fails {error.validator}: {json.dumps(value, default=str)}"

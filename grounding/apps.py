@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class GroundingConfig(AppConfig):
+    name = "grounding"
+    verbose_name = "Grounding links"

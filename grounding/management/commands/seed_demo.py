@@ -1,0 +1,70 @@
+"""Demo data exactly as API.md describes: Dimension `demo`, profile
+`wm-mem-016@1.0.0`, one user per role with a DRF token. Idempotent."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from rest_framework.authtoken.models import Token
+
+from grounding.choices import SupportKind
+from policies import governance
+from policies.choices import ProfileStatus, Role
+from policies.models import Dimension, Profile
+
+DIMENSION = {
+    "name": "demo",
+    "namespace": "urn:grounding:demo",
+    "policy_package_ref": "urn:policy:demo:package@1",
+    "disposition_policy_ref": "urn:policy:demo:retention@1",
+    "disclosure_policy_ref": "urn:policy:demo:disclosure@1",
+    "safety_policy_ref": "urn:policy:demo:untrusted-content@1",
+    "owner_ref": "role:grounding-curator",
+}
+PROFILE = {
+    "name": "wm-mem-016",
+    "version": "1.0.0",
+    "support_vocabulary": list(SupportKind.values),
+    "selector_profiles": ["nfc-codepoint-halfopen@1"],
+    "field_schemas": {},
+    "mapping_profile_ref": "urn:grounding:mapping:web-annotation@1",
+    "endpoint_role_map": {"statement": "target", "passage": "body"},
+}
+USERS = {role.value: f"demo-{role.value.replace('_', '-')}" for role in Role}
+
+
+class Command(BaseCommand):
+    help = "Create the demo Dimension, profile, one user per role and their tokens."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--json", action="store_true", help="Print the tokens as JSON.")
+
+    @transaction.atomic
+    def handle(self, *args, **options):
+        dimension = Dimension.objects.filter(name=DIMENSION["name"]).first()
+        if dimension is None:
+            dimension = governance.create_dimension(actor=None, values=DIMENSION)
+        profile = Profile.objects.filter(name=PROFILE["name"], version=PROFILE["version"]).first()
+        if profile is None:
+            profile = governance.create_profile(actor=None, values=PROFILE)
+        if profile.status == ProfileStatus.DRAFT:
+            governance.publish_profile(actor=None, profile=profile)
+        tokens = {}
+        User = get_user_model()
+        for role, username in USERS.items():
+            user, created = User.objects.get_or_create(username=username)
+            if created:
+                user.set_unusable_password()
+                user.save()
+            governance.grant_role(actor=None, dimension=dimension, user=user, role=Role(role))
+            tokens[role] = Token.objects.get_or_create(user=user)[0].key
+        payload = {"dimension": dimension.name, "profile": profile.ref, "tokens": tokens}
+        if options["json"]:
+            self.stdout.write(json.dumps(payload))
+            return
+        self.stdout.write(f"Dimension {dimension.name}, profile {profile.ref}. Demo tokens:")
+        for role, key in tokens.items():
+            self.stdout.write(f"  {role:<17} {USERS[role]:<24} Authorization: Token {key}")

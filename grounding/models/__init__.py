@@ -1,0 +1,23 @@
+from grounding.models.bindings import PassageBinding, StatementBinding
+from grounding.models.evidence_sets import EvidenceSet, EvidenceSetMembership
+from grounding.models.link import GroundingLink
+from grounding.models.records import (
+    AnchorObservation,
+    Assessment,
+    Disposal,
+    Projection,
+    Withdrawal,
+)
+
+__all__ = [
+    "AnchorObservation",
+    "Assessment",
+    "Disposal",
+    "EvidenceSet",
+    "EvidenceSetMembership",
+    "GroundingLink",
+    "PassageBinding",
+    "Projection",
+    "StatementBinding",
+    "Withdrawal",
+]

@@ -1,0 +1,91 @@
+"""Endpoint bindings. Rows are immutable: revising an endpoint writes a new row
+that names its predecessor. Only disposal may purge copied payloads from them."""
+
+from __future__ import annotations
+
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+from grounding.choices import RebindRequirement
+from policies.history import HistoryBypassError, TrackedManager
+from policies.identifiers import uuid7
+
+
+class ImmutableBinding(models.Model):
+    binding_id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    bound_in_revision = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TrackedManager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding and not getattr(self, "_disposal_purge", False):
+            raise HistoryBypassError(
+                f"{type(self).__name__} rows are immutable; revise the link to rebind."
+            )
+        super().save(*args, **kwargs)
+
+
+class StatementBinding(ImmutableBinding):
+    link = models.ForeignKey(
+        "grounding.GroundingLink", on_delete=models.CASCADE, related_name="statement_bindings"
+    )
+    predecessor = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    statement_ref = models.CharField(max_length=512, db_index=True)
+    answer_revision_ref = models.CharField(max_length=512, db_index=True)
+    answer_revision_provisional = models.BooleanField(default=False)
+    answer_selector = models.JSONField()
+    answer_representation = models.JSONField()
+    claim_scope = models.JSONField()
+    finalization_binding = models.CharField(max_length=512, blank=True, default="")
+    rebind_requirement = models.CharField(
+        max_length=16, choices=RebindRequirement.choices, default=RebindRequirement.NONE
+    )
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["link", "bound_in_revision"]
+
+    def __str__(self) -> str:
+        return self.statement_ref
+
+
+class PassageBinding(ImmutableBinding):
+    """The passage endpoint and its source anchor (selector and selector profile)."""
+
+    link = models.ForeignKey(
+        "grounding.GroundingLink", on_delete=models.CASCADE, related_name="passage_bindings"
+    )
+    predecessor = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    passage = models.ForeignKey(
+        "evidence.Passage",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="bindings",
+        help_text="The imported evidence passage, when the endpoint is one.",
+    )
+    passage_ref = models.CharField(max_length=512, db_index=True)
+    source_revision_binding = models.JSONField()
+    retrieval_observation_ref = models.CharField(max_length=512, blank=True, default="")
+    representation_check = models.JSONField(null=True, blank=True)
+    source_selector = models.JSONField()
+    selector_profile = models.CharField(max_length=255)
+    context_ref = models.CharField(max_length=512, blank=True, default="")
+    transformation_ref = models.CharField(max_length=512, blank=True, default="")
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["link", "bound_in_revision"]
+
+    def __str__(self) -> str:
+        return self.passage_ref

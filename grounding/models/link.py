@@ -1,0 +1,137 @@
+"""The aggregate root: one grounding link between one statement occurrence and
+one passage revision."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+from grounding.choices import (
+    DisplayState,
+    RecheckState,
+    RecordState,
+    ResolutionState,
+    SupportKind,
+    UseBasis,
+)
+from policies.history import TrackedManager
+from policies.identifiers import uuid7
+
+
+class GroundingLink(models.Model):
+    # -- identity
+    grounding_id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    master_ref = models.CharField(
+        max_length=512,
+        null=True,
+        blank=True,
+        unique=True,
+        help_text="Authoritative master-system id or governed IRI, when one is supplied.",
+    )
+    dimension = models.ForeignKey(
+        "policies.Dimension", on_delete=models.PROTECT, related_name="links"
+    )
+    profile = models.ForeignKey("policies.Profile", on_delete=models.PROTECT, related_name="links")
+    owner_ref = models.CharField(max_length=255)
+    record_state = models.CharField(
+        max_length=16, choices=RecordState.choices, default=RecordState.CANDIDATE
+    )
+    related_link_refs = models.JSONField(default=list, blank=True)
+    identity_decision = models.TextField(blank=True, default="")
+    revision = models.PositiveIntegerField(default=1)
+    # Revision since which assessments count as current: bumped when an endpoint,
+    # the anchor or the support interpretation changes (profile patch_rules).
+    basis_revision = models.PositiveIntegerField(default=1)
+
+    # -- current bindings (immutable rows; revising makes new ones)
+    current_statement = models.ForeignKey(
+        "grounding.StatementBinding", on_delete=models.PROTECT, related_name="+", null=True
+    )
+    current_passage = models.ForeignKey(
+        "grounding.PassageBinding", on_delete=models.PROTECT, related_name="+", null=True
+    )
+    current_anchor_observation = models.ForeignKey(
+        "grounding.AnchorObservation",
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+    )
+    resolution_state = models.CharField(
+        max_length=16, choices=ResolutionState.choices, default=ResolutionState.UNATTEMPTED
+    )
+
+    # -- support interpretation
+    support_kind = models.CharField(max_length=16, choices=SupportKind.choices)
+    support_scope = models.JSONField()
+    support_limits = models.JSONField(null=True, blank=True)
+    support_verdict_ref = models.CharField(max_length=512, blank=True, default="")
+    use_basis = models.CharField(max_length=20, choices=UseBasis.choices, default=UseBasis.UNKNOWN)
+    generation_evidence_ref = models.CharField(max_length=512, blank=True, default="")
+
+    # -- time
+    asserted_at = models.DateTimeField(null=True, blank=True)
+    observed_at = models.DateTimeField()
+    applicability_interval = models.JSONField(null=True, blank=True)
+    statement_time_ref = models.CharField(max_length=512, blank=True, default="")
+    review_due = models.DateTimeField(null=True, blank=True)
+    time_uncertainty = models.JSONField(default=dict)
+
+    # -- revision and withdrawal
+    change_ref = models.CharField(max_length=512, blank=True, default="")
+    recheck_state = models.CharField(
+        max_length=16, choices=RecheckState.choices, default=RecheckState.CURRENT
+    )
+    predecessor_ref = models.CharField(max_length=512, blank=True, default="")
+    revision_reason = models.TextField(blank=True, default="")
+    disposition_policy_ref = models.CharField(max_length=255)
+    disposition_receipt_ref = models.CharField(max_length=512, blank=True, default="")
+
+    # -- disclosure
+    disclosure_policy_ref = models.CharField(max_length=255)
+    recipient_scope = models.JSONField(default=dict)
+    redaction_profile = models.CharField(max_length=255, blank=True, default="")
+    rights_ref = models.CharField(max_length=255, blank=True, default="")
+    display_state = models.CharField(
+        max_length=16, choices=DisplayState.choices, default=DisplayState.UNASSESSED
+    )
+    displayed_verdict = models.CharField(max_length=16, blank=True, default="")
+    safety_policy_ref = models.CharField(max_length=255)
+
+    # -- projection mapping
+    mapping_profile_ref = models.CharField(max_length=255)
+    endpoint_role_map = models.JSONField(default=dict)
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TrackedManager()
+    history = HistoricalRecords(excluded_fields=["updated_at"])
+
+    class Meta:
+        ordering = ["-grounding_id"]
+        indexes = [
+            models.Index(fields=["dimension", "record_state"]),
+            models.Index(fields=["dimension", "recheck_state"]),
+            models.Index(fields=["dimension", "display_state"]),
+            models.Index(fields=["dimension", "support_kind"]),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(revision__gte=models.F("basis_revision")),
+                name="link_basis_revision_not_ahead",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.grounding_id}@{self.revision}"
+
+    @property
+    def revision_ref(self) -> str:
+        return f"urn:grounding:{self.grounding_id}@{self.revision}"

@@ -1,0 +1,147 @@
+"""record_anchor_observation: attach an outside (or the builtin) resolver's
+observation. Never retargets a selector and never changes support."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from evidence import anchoring as resolver
+from evidence.offsets import nfc
+from grounding import structured
+from grounding.choices import AnchorStatus, ResolutionState
+from grounding.models import AnchorObservation, GroundingLink
+from grounding.services._common import (
+    lock_link,
+    operation,
+    refresh_display,
+    refuse_invalid,
+    require_not_withdrawn,
+    require_revision,
+    save_revision,
+)
+from policies import audit
+from policies.choices import Role
+from policies.refusals import Offender, Refusal
+from policies.services import require_active, require_published, require_role
+
+# Zero matches leave the state unknown unless the resolver says why.
+_REASONED_STATES = {
+    ResolutionState.STALE,
+    ResolutionState.UNAVAILABLE,
+    ResolutionState.RESTRICTED,
+}
+
+
+@operation("record_anchor_observation")
+def record_anchor_observation(
+    *,
+    actor,
+    grounding_id,
+    expected_revision: int,
+    observation: dict[str, Any] | None = None,
+    use_builtin_resolver: bool = False,
+    reason: str = "",
+) -> AnchorObservation:
+    link = lock_link(grounding_id)
+    require_active(link.dimension)
+    require_role(actor, link.dimension, Role.CURATOR, Role.REVIEWER)
+    require_published(link.profile, allow_retired=True)
+    require_not_withdrawn(link)
+    require_revision(link, expected_revision)
+
+    binding = link.current_passage
+    if use_builtin_resolver:
+        anchor_result = _run_builtin(link)
+    else:
+        anchor_result = _check_supplied(link, observation)
+    status = anchor_result["status"]
+    if status == AnchorStatus.RESOLVED:
+        state = ResolutionState.RESOLVED
+    elif status == AnchorStatus.AMBIGUOUS:
+        state = ResolutionState.AMBIGUOUS
+    else:
+        reported = anchor_result.get("reason")
+        state = reported if reported in _REASONED_STATES else ResolutionState.UNKNOWN
+
+    record = AnchorObservation.objects.create(
+        link=link,
+        passage_binding=binding,
+        grounding_revision=link.revision,
+        recorded_revision=link.revision + 1,
+        recorded_by=actor,
+        resolver_ref=anchor_result["resolver_ref"],
+        anchor_result=anchor_result,
+        resolution_state=state,
+    )
+    link.current_anchor_observation = record
+    link.resolution_state = state
+    refresh_display(link)
+    save_revision(
+        link, actor=actor, reason=reason or f"anchor observation by {record.resolver_ref}"
+    )
+    audit.record(
+        actor=actor,
+        action="record_anchor_observation",
+        grounding_id=link.grounding_id,
+        dimension=link.dimension,
+        expected_revision=expected_revision,
+        resulting_revision=link.revision,
+        references={"resolver_ref": record.resolver_ref, "observation_id": str(record.pk)},
+    )
+    return record
+
+
+def _run_builtin(link: GroundingLink) -> dict[str, Any]:
+    passage = link.current_passage.passage
+    if passage is None or passage.content_id is None:
+        raise Refusal(
+            "anchor_text_unavailable",
+            "the builtin resolver needs an imported evidence passage with local text.",
+        )
+    resolution = resolver.resolve(link.current_passage.source_selector, passage.content.text)
+    return resolution.as_anchor_result(resolver_ref=resolver.RESOLVER_REF)
+
+
+def _check_supplied(link: GroundingLink, observation: Any) -> dict[str, Any]:
+    if not isinstance(observation, dict):
+        refuse_invalid([Offender("", "type", "the observation must be an object.")])
+    offenders = structured.validate("anchor_result", observation, pointer="")
+    refuse_invalid(offenders)
+    count = observation["match_count"]
+    matches = observation["matches"]
+    if count != len(matches):
+        offenders.append(
+            Offender("/match_count", "match_count_mismatch", "match_count must equal len(matches).")
+        )
+    expected_status = (
+        AnchorStatus.UNRESOLVED
+        if count == 0
+        else AnchorStatus.RESOLVED
+        if count == 1
+        else AnchorStatus.AMBIGUOUS
+    )
+    if observation["status"] != expected_status:
+        offenders.append(
+            Offender(
+                "/status",
+                "status_mismatch",
+                "one match is resolved, several ambiguous, none unresolved.",
+            )
+        )
+    for index, match in enumerate(matches):
+        if match["start"] > match["end"]:
+            offenders.append(
+                Offender(f"/matches/{index}/end", "range_inverted", "end is before start.")
+            )
+    refuse_invalid(offenders)
+    passage = link.current_passage.passage
+    if passage is not None and passage.content_id is not None:
+        # The observation must be about the representation this link binds.
+        digest = hashlib.sha256(nfc(passage.content.text).encode("utf-8")).hexdigest()
+        if observation["text_sha256"] != digest:
+            raise Refusal(
+                "anchor_input_mismatch",
+                "the observation was made on a different representation of the passage.",
+            )
+    return dict(observation)

@@ -1,0 +1,214 @@
+"""Evidence sets: explicit groups of links with roles. A set is its own aggregate
+with its own revision; its assessment is never copied to the members, a missing or
+withdrawn premise makes it incomplete, and a count of citations is not
+independence (dependence_ref records common origin)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grounding.choices import MembershipRole, RecordState
+from grounding.models import EvidenceSet, EvidenceSetMembership, GroundingLink
+from grounding.services._common import operation, refuse_invalid, save_tracked
+from grounding.services.inputs import validate_group
+from policies import audit
+from policies.choices import Role
+from policies.models import Dimension
+from policies.refusals import Offender, Refusal
+from policies.services import require_active, require_role
+
+SET_FIELDS = {
+    "evidence_set_ref": "ref",
+    "dimension": "ref",
+    "combination_rule_ref": "opt_ref",
+    "dependence_ref": "opt_ref",
+    "declared_missing_members": "list",
+    "members": "list",
+}
+
+
+@operation("create_evidence_set")
+def create_evidence_set(*, actor, values: dict[str, Any]) -> EvidenceSet:
+    offenders = _validate_shape(values)
+    refuse_invalid(offenders)
+    dimension = Dimension.objects.filter(name=values["dimension"]).first()
+    if dimension is None:
+        refuse_invalid([Offender("/dimension", "unknown_reference", "no such Dimension.")])
+    require_active(dimension)
+    require_role(actor, dimension, Role.CURATOR)
+    if EvidenceSet.objects.filter(evidence_set_ref=values["evidence_set_ref"]).exists():
+        raise Refusal("evidence_set_exists", "an evidence set with this ref exists.")
+    members = _resolve_members(dimension, values.get("members") or [], "/members")
+    evidence_set = EvidenceSet(
+        evidence_set_ref=values["evidence_set_ref"],
+        dimension=dimension,
+        combination_rule_ref=values.get("combination_rule_ref") or "",
+        dependence_ref=values.get("dependence_ref") or "",
+        declared_missing_members=values.get("declared_missing_members") or [],
+        created_by=actor,
+    )
+    save_tracked(evidence_set, actor=actor, reason="evidence set created")
+    for link, role in members:
+        save_tracked(
+            EvidenceSetMembership(
+                evidence_set=evidence_set,
+                link=link,
+                membership_role=role,
+                added_in_set_revision=1,
+            ),
+            actor=actor,
+            reason="member added",
+        )
+    audit.record(
+        actor=actor,
+        action="create_evidence_set",
+        dimension=dimension,
+        resulting_revision=1,
+        references={"evidence_set_ref": evidence_set.evidence_set_ref},
+    )
+    return evidence_set
+
+
+@operation("change_evidence_set")
+def change_evidence_set(
+    *,
+    actor,
+    evidence_set_ref: str,
+    expected_revision: int,
+    add: list[dict[str, Any]] | None = None,
+    remove: list[str] | None = None,
+    set_assessment_ref: str | None = None,
+    declared_missing_members: list[str] | None = None,
+) -> EvidenceSet:
+    evidence_set = (
+        EvidenceSet.objects.select_for_update(of=("self",))
+        .select_related("dimension")
+        .filter(evidence_set_ref=evidence_set_ref)
+        .first()
+    )
+    if evidence_set is None:
+        raise Refusal("not_found", "no evidence set has this ref.")
+    require_active(evidence_set.dimension)
+    roles = (Role.REVIEWER,) if set_assessment_ref is not None else (Role.CURATOR,)
+    require_role(actor, evidence_set.dimension, *roles)
+    if expected_revision != evidence_set.revision:
+        raise Refusal(
+            "revision_mismatch",
+            f"the evidence set is at revision {evidence_set.revision}.",
+            extra={"current_revision": evidence_set.revision},
+        )
+    new_revision = evidence_set.revision + 1
+    for link, role in _resolve_members(evidence_set.dimension, add or [], "/add"):
+        if evidence_set.memberships.filter(link=link, removed_in_set_revision__isnull=True).exists():
+            raise Refusal("member_exists", "the link is already a member of the set.")
+        save_tracked(
+            EvidenceSetMembership(
+                evidence_set=evidence_set,
+                link=link,
+                membership_role=role,
+                added_in_set_revision=new_revision,
+            ),
+            actor=actor,
+            reason="member added",
+        )
+    for grounding_id in remove or []:
+        membership = evidence_set.memberships.filter(
+            link_id=grounding_id, removed_in_set_revision__isnull=True
+        ).first()
+        if membership is None:
+            raise Refusal("not_a_member", "the link is not a member of the set.")
+        membership.removed_in_set_revision = new_revision
+        save_tracked(membership, actor=actor, reason="member removed")
+    if set_assessment_ref is not None:
+        # The set's own assessment, for exactly this set revision; members keep theirs.
+        evidence_set.set_assessment_ref = set_assessment_ref
+        evidence_set.set_assessment_revision = evidence_set.revision
+    if declared_missing_members is not None:
+        evidence_set.declared_missing_members = declared_missing_members
+    evidence_set.revision = new_revision
+    save_tracked(evidence_set, actor=actor, reason="evidence set changed")
+    audit.record(
+        actor=actor,
+        action="change_evidence_set",
+        dimension=evidence_set.dimension,
+        expected_revision=expected_revision,
+        resulting_revision=new_revision,
+        references={"evidence_set_ref": evidence_set.evidence_set_ref},
+    )
+    return evidence_set
+
+
+def missing_members(evidence_set: EvidenceSet) -> list[str]:
+    """Declared missing premises plus premises whose link is withdrawn or disposed."""
+    withdrawn = [
+        f"urn:grounding:{m.link_id}"
+        for m in evidence_set.memberships.filter(
+            removed_in_set_revision__isnull=True,
+            membership_role=MembershipRole.PREMISE,
+            link__record_state__in=[RecordState.WITHDRAWN, RecordState.DISPOSED],
+        )
+    ]
+    return list(evidence_set.declared_missing_members) + withdrawn
+
+
+def is_complete(evidence_set: EvidenceSet) -> bool:
+    return not missing_members(evidence_set)
+
+
+def _validate_shape(values: Any) -> list[Offender]:
+    if not isinstance(values, dict):
+        return [Offender("", "type", "the body must be an object.")]
+    fields = {k: v for k, v in SET_FIELDS.items() if v != "list"}
+    offenders = validate_group(
+        "evidence_set",
+        {k: v for k, v in values.items() if k in fields},
+        fields=fields,
+        required=("evidence_set_ref", "dimension"),
+        pointer="",
+    )
+    offenders += [
+        Offender(f"/{k}", "unknown_field", f"unknown field {k!r}.") for k in values if k not in SET_FIELDS
+    ]
+    for key in ("members", "declared_missing_members"):
+        if key in values and not isinstance(values[key], list):
+            offenders.append(Offender(f"/{key}", "type", f"{key} must be a list."))
+    return offenders
+
+
+def _resolve_members(dimension: Dimension, members: list[Any], pointer: str):
+    offenders: list[Offender] = []
+    resolved = []
+    for index, member in enumerate(members):
+        where = f"{pointer}/{index}"
+        if not isinstance(member, dict):
+            offenders.append(Offender(where, "type", "a member is an object."))
+            continue
+        role = member.get("membership_role")
+        if role not in MembershipRole.values:
+            offenders.append(
+                Offender(f"{where}/membership_role", "enum", "membership_role is not valid.")
+            )
+        link = GroundingLink.objects.filter(
+            pk=_safe_uuid(member.get("grounding_id")), dimension=dimension
+        ).first()
+        if link is None:
+            offenders.append(
+                Offender(
+                    f"{where}/grounding_id",
+                    "unknown_reference",
+                    "no link of this Dimension has this id.",
+                )
+            )
+            continue
+        resolved.append((link, role))
+    refuse_invalid(offenders)
+    return resolved
+
+
+def _safe_uuid(value: Any):
+    import uuid
+
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None

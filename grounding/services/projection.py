@@ -1,0 +1,103 @@
+"""project: prepare a view of a link for a recipient under a supplied disclosure
+decision, with its state and loss report. Publishes nothing, grants nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grounding import projection as disclosure_projection
+from grounding.choices import ProjectionFormat
+from grounding.models import Projection
+from grounding.selectors import current_records, get_link
+from grounding.services._common import operation, require_revision
+from policies import audit
+from policies.choices import Role
+from policies.refusals import Offender, Refusal
+from policies.services import require_active, require_published, require_role
+
+
+@operation("project")
+def project(
+    *,
+    actor,
+    grounding_id,
+    recipient: str,
+    purpose: str,
+    format: str = ProjectionFormat.NATIVE,
+    expected_revision: int | None = None,
+) -> dict[str, Any]:
+    link = get_link(grounding_id)
+    require_active(link.dimension)
+    require_role(actor, link.dimension, Role.PROJECTION_AGENT)
+    require_published(link.profile, allow_retired=True)
+    offenders = [
+        Offender(f"/{name}", "required", f"{name} is required.")
+        for name, value in (("recipient", recipient), ("purpose", purpose))
+        if not isinstance(value, str) or not value.strip()
+    ]
+    if format not in ProjectionFormat.values:
+        offenders.append(
+            Offender("/format", "enum", f"format must be one of {', '.join(ProjectionFormat)}.")
+        )
+    if offenders:
+        raise Refusal("validation_error", "the projection request is not valid.", offenders)
+    if expected_revision is not None:
+        require_revision(link, expected_revision)
+
+    reader = disclosure_projection.Reader((recipient,), purpose)
+    coverage = disclosure_projection.coverage(link, [reader])
+    document, coverage = disclosure_projection.disclose(link, current_records(link), coverage)
+    withheld = document.pop("withheld")
+    fields = {
+        key: value
+        for key, value in document.items()
+        if key not in ("grounding_id", "revision", "display_state")
+    }
+    loss_report = disclosure_projection.loss_report_for(withheld)
+    body: dict[str, Any] = {
+        "grounding_id": str(link.grounding_id),
+        "revision": link.revision,
+        "display_state": link.display_state,
+        "decision_ref": coverage.decision_refs[0],
+        "decision_refs": list(coverage.decision_refs),
+        "recipient": recipient,
+        "purpose": purpose,
+        "format": format,
+        "mapping_profile_ref": link.mapping_profile_ref,
+        "fields": fields,
+        "withheld": withheld,
+        "loss_report": loss_report,
+    }
+    if format != ProjectionFormat.NATIVE:
+        from grounding.exports import export
+
+        body = export(format, body, link=link)
+    sha256 = disclosure_projection.canonical_sha256(body)
+    record = Projection.objects.create(
+        link=link,
+        projection_revision=link.revision,
+        format=format,
+        recipient_scope=recipient,
+        purpose=purpose,
+        decision_ref=body["decision_ref"],
+        mapping_profile_ref=link.mapping_profile_ref,
+        withheld=withheld,
+        loss_report=body["loss_report"],
+        sha256=sha256,
+        created_by=actor,
+    )
+    body["projection_ref"] = record.projection_ref
+    body["projection_revision"] = link.revision
+    body["sha256"] = sha256
+    audit.record(
+        actor=actor,
+        action="project",
+        grounding_id=link.grounding_id,
+        dimension=link.dimension,
+        expected_revision=expected_revision,
+        resulting_revision=link.revision,
+        decision_ref=body["decision_ref"],
+        references={"projection_ref": record.projection_ref, "format": format},
+    )
+    return body
+

@@ -1,0 +1,445 @@
+"""register: create candidate links. Never retrieves, generates or evaluates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils import timezone
+from simple_history.utils import bulk_create_with_history
+
+from evidence.choices import AccessLabel
+from evidence.models import Passage
+from grounding.choices import (
+    DisplayState,
+    RebindRequirement,
+    RecheckState,
+    RecordState,
+    ResolutionState,
+    UseBasis,
+)
+from grounding.models import GroundingLink, PassageBinding, StatementBinding
+from grounding.services import inputs
+from grounding.services._common import operation, refuse_invalid
+from policies import audit
+from policies.choices import Role
+from policies.identifiers import uuid7
+from policies.models import Dimension, Profile
+from policies.refusals import Offender, Refusal, pointer_join
+from policies.services import require_active, require_published, require_role
+
+REGISTER_FIELDS = {
+    "dimension",
+    "profile",
+    "owner_ref",
+    "master_ref",
+    "statement",
+    "passage",
+    "anchor",
+    "support",
+    "time",
+    "related_link_refs",
+    "identity_decision",
+    "disclosure",
+}
+DISCLOSURE_FIELDS = {"recipient_scope": "recipient_scope", "redaction_profile": "opt_ref",
+                     "rights_ref": "opt_ref"}  # fmt: skip
+REGISTER_REASON = "registered as a candidate"
+
+
+@dataclass
+class _Prepared:
+    link: GroundingLink
+    statement: StatementBinding
+    passage: PassageBinding
+
+
+class _Lookups:
+    """Per-call caches so a bulk of 1,000 items costs a handful of queries."""
+
+    def __init__(self) -> None:
+        self.dimensions: dict[str, Dimension | None] = {}
+        self.profiles: dict[str, Profile | None] = {}
+        self.passages: dict[str, Passage | None] = {}
+
+    def dimension(self, name: str) -> Dimension | None:
+        if name not in self.dimensions:
+            self.dimensions[name] = Dimension.objects.filter(name=name).first()
+        return self.dimensions[name]
+
+    def profile(self, ref: str) -> Profile | None:
+        if ref not in self.profiles:
+            name, _, version = ref.partition("@")
+            self.profiles[ref] = Profile.objects.filter(name=name, version=version).first()
+        return self.profiles[ref]
+
+    def preload_passages(self, ids: list[str]) -> None:
+        wanted = [i for i in ids if i not in self.passages]
+        valid = []
+        for value in wanted:
+            try:
+                valid.append(str(_uuid(value)))
+            except ValueError:
+                self.passages[value] = None
+        found = {
+            str(p.pk): p for p in Passage.objects.filter(pk__in=valid).select_related("source")
+        }
+        for value in wanted:
+            if value not in self.passages:
+                self.passages[value] = found.get(str(_uuid(value)))
+
+    def passage(self, passage_id: str) -> Passage | None:
+        if passage_id not in self.passages:
+            self.preload_passages([passage_id])
+        return self.passages[passage_id]
+
+
+def _uuid(value: str):
+    import uuid
+
+    return uuid.UUID(str(value))
+
+
+@operation("register")
+def register(*, actor, payload: dict[str, Any]) -> GroundingLink:
+    """Register one candidate link: record_state candidate, unassessed, revision 1."""
+    prepared = _prepare(actor, payload, pointer="", lookups=_Lookups())
+    _write([prepared], actor=actor)
+    return prepared.link
+
+
+@operation("register_bulk")
+def register_many(*, actor, items: list[dict[str, Any]]) -> list[GroundingLink]:
+    """Register all items or none, with bulk history rows (one per created row)."""
+    if not isinstance(items, list) or not items:
+        raise Refusal(
+            "validation_error",
+            "items must be a non-empty list.",
+            offenders=[Offender("/items", "required", "items must be a non-empty list.")],
+        )
+    lookups = _Lookups()
+    lookups.preload_passages(
+        [
+            str(item["passage"]["passage_id"])
+            for item in items
+            if isinstance(item, dict)
+            and isinstance(item.get("passage"), dict)
+            and item["passage"].get("passage_id")
+        ]
+    )
+    prepared: list[_Prepared] = []
+    offenders: list[Offender] = []
+    for index, item in enumerate(items):
+        try:
+            prepared.append(_prepare(actor, item, pointer=f"/items/{index}", lookups=lookups))
+        except Refusal as refusal:
+            if refusal.code != "validation_error":
+                raise
+            offenders += refusal.offenders
+    refuse_invalid(offenders)
+    _write(prepared, actor=actor)
+    return [p.link for p in prepared]
+
+
+def _prepare(actor, payload: Any, *, pointer: str, lookups: _Lookups) -> _Prepared:
+    if not isinstance(payload, dict):
+        refuse_invalid([Offender(pointer or "/", "type", "the body must be an object.")])
+    offenders = [
+        Offender(pointer_join(pointer, key), "unknown_field", f"unknown field {key!r}.")
+        for key in payload
+        if key not in REGISTER_FIELDS
+    ]
+    dimension, profile = _resolve_policy(payload, pointer, lookups, offenders)
+    if dimension is not None and profile is not None:
+        # Role and policy preconditions come before any detail of the input is judged.
+        require_active(dimension)
+        require_role(actor, dimension, Role.CURATOR)
+        require_published(profile)
+
+    for key in ("owner_ref",):
+        if not isinstance(payload.get(key), str) or not payload[key].strip():
+            offenders.append(Offender(pointer_join(pointer, key), "required", f"{key} is required."))
+    statement = payload.get("statement")
+    anchor = payload.get("anchor")
+    support = payload.get("support")
+    time = payload.get("time") or {}
+    offenders += inputs.validate_group(
+        "statement",
+        statement,
+        fields=inputs.STATEMENT_FIELDS,
+        required=inputs.STATEMENT_REQUIRED,
+        profile=profile,
+        pointer=pointer_join(pointer, "statement"),
+    )
+    offenders += inputs.validate_group(
+        "anchor",
+        anchor,
+        fields=inputs.ANCHOR_FIELDS,
+        required=inputs.ANCHOR_REQUIRED,
+        profile=profile,
+        pointer=pointer_join(pointer, "anchor"),
+    )
+    offenders += inputs.validate_group(
+        "support",
+        support,
+        fields=inputs.SUPPORT_FIELDS,
+        required=inputs.SUPPORT_REQUIRED,
+        profile=profile,
+        pointer=pointer_join(pointer, "support"),
+    )
+    offenders += inputs.validate_group(
+        "time", time, fields=inputs.TIME_FIELDS, pointer=pointer_join(pointer, "time")
+    )
+    offenders += inputs.validate_group(
+        "disclosure",
+        payload.get("disclosure") or {},
+        fields=DISCLOSURE_FIELDS,
+        pointer=pointer_join(pointer, "disclosure"),
+    )
+    if payload.get("related_link_refs") is not None:
+        offenders += inputs.structured.validate(
+            "related_link_refs",
+            payload["related_link_refs"],
+            pointer=pointer_join(pointer, "related_link_refs"),
+        )
+    if isinstance(support, dict):
+        offenders += inputs.check_use_basis(support, pointer=pointer_join(pointer, "support"))
+    if profile is not None:
+        offenders += [
+            Offender(pointer + o.pointer, o.code, o.detail)
+            for o in inputs.check_profile_vocabulary(
+                profile=profile,
+                support=support if isinstance(support, dict) else None,
+                anchor=anchor if isinstance(anchor, dict) else None,
+            )
+        ]
+    passage_values, passage = _resolve_passage(
+        payload.get("passage"), pointer_join(pointer, "passage"), lookups, offenders
+    )
+    refuse_invalid(offenders)
+    return _build(
+        actor=actor,
+        payload=payload,
+        dimension=dimension,
+        profile=profile,
+        passage=passage,
+        passage_values=passage_values,
+    )
+
+
+def _resolve_policy(payload, pointer, lookups, offenders):
+    dimension = profile = None
+    name = payload.get("dimension")
+    if not isinstance(name, str) or not name:
+        offenders.append(
+            Offender(pointer_join(pointer, "dimension"), "required", "dimension is required.")
+        )
+    else:
+        dimension = lookups.dimension(name)
+        if dimension is None:
+            offenders.append(
+                Offender(
+                    pointer_join(pointer, "dimension"), "unknown_reference", "no such Dimension."
+                )
+            )
+    ref = payload.get("profile")
+    if not isinstance(ref, str) or "@" not in ref:
+        offenders.append(
+            Offender(
+                pointer_join(pointer, "profile"), "required", "profile is required as name@version."
+            )
+        )
+    else:
+        profile = lookups.profile(ref)
+        if profile is None:
+            offenders.append(
+                Offender(pointer_join(pointer, "profile"), "unknown_reference", "no such profile.")
+            )
+    return dimension, profile
+
+
+def _resolve_passage(value, pointer, lookups, offenders) -> tuple[dict, Passage | None]:
+    """An imported evidence passage by id, or an external binding by reference."""
+    if not isinstance(value, dict):
+        offenders.append(Offender(pointer, "required", "passage must be an object."))
+        return {}, None
+    group = inputs.validate_group("passage", value, fields=inputs.PASSAGE_FIELDS, pointer=pointer)
+    offenders += group
+    if group:
+        return {}, None
+    if value.get("passage_id"):
+        extra = set(value) - {"passage_id", "retrieval_observation_ref"}
+        if extra:
+            offenders += [
+                Offender(
+                    pointer_join(pointer, key),
+                    "derived_field",
+                    f"{key} is taken from the evidence passage; do not supply it.",
+                )
+                for key in sorted(extra)
+            ]
+            return {}, None
+        passage = lookups.passage(str(value["passage_id"]))
+        if passage is None:
+            offenders.append(
+                Offender(
+                    pointer_join(pointer, "passage_id"),
+                    "unknown_reference",
+                    "no evidence passage has this id.",
+                )
+            )
+            return {}, None
+        return _values_from_evidence(passage, value), passage
+    missing = [k for k in ("passage_ref", "source_revision_binding") if not value.get(k)]
+    offenders += [
+        Offender(
+            pointer_join(pointer, key),
+            "required",
+            f"{key} is required for an external passage (or give passage_id).",
+        )
+        for key in missing
+    ]
+    return dict(value), None
+
+
+def _values_from_evidence(passage: Passage, value: dict) -> dict:
+    binding = {"source_ref": passage.canonical_url or passage.passage_ref}
+    if passage.content_sha256:
+        binding["revision"] = f"sha256:{passage.content_sha256}"
+    else:
+        binding["version_state"] = "unknown"
+    binding["media_type"] = passage.media_type
+    if passage.language:
+        binding["language"] = passage.language
+    values = {
+        "passage_ref": passage.passage_ref,
+        "source_revision_binding": binding,
+        "retrieval_observation_ref": value.get("retrieval_observation_ref")
+        or (f"urn:wsp:execution:{passage.execution_id}" if passage.execution_id else ""),
+        "representation_check": None,
+    }
+    if passage.content_id:
+        size = len(passage.content.text.encode("utf-8"))
+        values["representation_check"] = {
+            "digest": {
+                "algorithm": "sha256",
+                "value": passage.content_sha256,
+                "covered": {"unit": "utf8-bytes", "start": 0, "end": size},
+            }
+        }
+    return values
+
+
+def _build(*, actor, payload, dimension, profile, passage, passage_values) -> _Prepared:
+    now = timezone.now()
+    grounding_id = uuid7()
+    statement_in = payload["statement"]
+    anchor_in = payload["anchor"]
+    support_in = payload["support"]
+    time_in = payload.get("time") or {}
+    disclosure_in = payload.get("disclosure") or {}
+    statement = StatementBinding(
+        link_id=grounding_id,
+        bound_in_revision=1,
+        statement_ref=statement_in["statement_ref"],
+        answer_revision_ref=statement_in["answer_revision_ref"],
+        answer_revision_provisional=statement_in.get("answer_revision_provisional", False),
+        answer_selector=statement_in["answer_selector"],
+        answer_representation=statement_in["answer_representation"],
+        claim_scope=statement_in["claim_scope"],
+        finalization_binding=statement_in.get("finalization_binding") or "",
+        rebind_requirement=statement_in.get("rebind_requirement") or RebindRequirement.NONE,
+    )
+    binding = PassageBinding(
+        link_id=grounding_id,
+        bound_in_revision=1,
+        passage=passage,
+        passage_ref=passage_values["passage_ref"],
+        source_revision_binding=passage_values["source_revision_binding"],
+        retrieval_observation_ref=passage_values.get("retrieval_observation_ref") or "",
+        representation_check=passage_values.get("representation_check"),
+        source_selector=anchor_in["source_selector"],
+        selector_profile=anchor_in["selector_profile"],
+        context_ref=anchor_in.get("context_ref") or "",
+        transformation_ref=anchor_in.get("transformation_ref") or "",
+    )
+    asserted_at = inputs.parse_rfc3339(time_in["asserted_at"]) if time_in.get("asserted_at") else None
+    uncertainty = dict(time_in.get("time_uncertainty") or {})
+    if asserted_at is None:
+        # An unknown assertion time is kept as such, never invented.
+        uncertainty.setdefault("asserted_at", "unknown")
+    restricted = bool(passage and passage.access_label == AccessLabel.RESTRICTED)
+    link = GroundingLink(
+        grounding_id=grounding_id,
+        master_ref=payload.get("master_ref") or None,
+        dimension=dimension,
+        profile=profile,
+        owner_ref=payload["owner_ref"],
+        record_state=RecordState.CANDIDATE,
+        related_link_refs=payload.get("related_link_refs") or [],
+        identity_decision=payload.get("identity_decision") or "",
+        revision=1,
+        basis_revision=1,
+        current_statement=statement,
+        current_passage=binding,
+        resolution_state=ResolutionState.UNATTEMPTED,
+        support_kind=support_in["support_kind"],
+        support_scope=support_in["support_scope"],
+        support_limits=support_in.get("support_limits"),
+        use_basis=support_in.get("use_basis") or UseBasis.UNKNOWN,
+        generation_evidence_ref=support_in.get("generation_evidence_ref") or "",
+        asserted_at=asserted_at,
+        observed_at=now,
+        applicability_interval=time_in.get("applicability_interval"),
+        statement_time_ref=time_in.get("statement_time_ref") or "",
+        review_due=inputs.parse_rfc3339(time_in["review_due"]) if time_in.get("review_due") else None,
+        time_uncertainty=uncertainty,
+        recheck_state=RecheckState.CURRENT,
+        disposition_policy_ref=dimension.disposition_policy_ref,
+        disclosure_policy_ref=dimension.disclosure_policy_ref,
+        recipient_scope=disclosure_in.get("recipient_scope")
+        or {"recipient": f"dimension:{dimension.name}", "purpose": "curation"},
+        redaction_profile=disclosure_in.get("redaction_profile") or "",
+        rights_ref=disclosure_in.get("rights_ref") or "",
+        display_state=DisplayState.RESTRICTED if restricted else DisplayState.UNASSESSED,
+        safety_policy_ref=dimension.safety_policy_ref,
+        mapping_profile_ref=profile.mapping_profile_ref,
+        endpoint_role_map=profile.endpoint_role_map,
+        created_by=actor,
+    )
+    return _Prepared(link=link, statement=statement, passage=binding)
+
+
+def _write(prepared: list[_Prepared], *, actor) -> None:
+    """Bindings first (the link's FKs to them are deferred), then the links: one
+    insert and one history row per object, whatever the batch size."""
+    if len(prepared) == 1:
+        item = prepared[0]
+        for obj in (item.statement, item.passage, item.link):
+            obj._history_user = actor
+            obj._change_reason = REGISTER_REASON
+            obj.save(force_insert=True)
+    else:
+        for model, attr in (
+            (StatementBinding, "statement"),
+            (PassageBinding, "passage"),
+            (GroundingLink, "link"),
+        ):
+            bulk_create_with_history(
+                [getattr(p, attr) for p in prepared],
+                model,
+                default_user=actor,
+                default_change_reason=REGISTER_REASON,
+            )
+    audit.record_many(
+        actor=actor,
+        action="register",
+        entries=[
+            {
+                "grounding_id": item.link.grounding_id,
+                "dimension_ref": item.link.dimension.name,
+                "resulting_revision": 1,
+            }
+            for item in prepared
+        ],
+    )

@@ -1,0 +1,389 @@
+"""One entry point for validating the registry's structured values.
+
+Every JSON-valued data element (selectors, claim scope, anchor result, …) has a
+Draft 2020-12 schema in ``grounding/schemas/<name>.json``. ``validate`` checks a
+value against it, then applies the cross-field rules a schema cannot state
+(``start <= end`` and the like), and, when an adoption profile pins a stricter
+schema, checks that too.
+
+Offenders carry an RFC 6901 pointer and a stable code. Details are written
+here, from the schema only: they never echo the offending value, because values
+may be restricted source text (quote selectors, titles, excerpts).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import ValidationError, best_match
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from policies.refusals import Offender, pointer_join
+
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+SCHEMA_ID_PREFIX = "urn:grounding:schema:"
+
+SCHEMA_NAMES: frozenset[str] = frozenset(p.stem for p in SCHEMA_DIR.glob("*.json"))
+
+# An annotation keyword a schema may carry to word the detail of a failure of the
+# subschema that holds it (for conditional rules whose generic wording would mislead).
+DETAIL_KEYWORD = "x-error-detail"
+
+# -- formats ------------------------------------------------------------------------
+# jsonschema only asserts "date-time" and "uri" when optional packages are installed;
+# the registry needs both, so it carries strict checkers of its own.
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$",
+    re.ASCII,
+)
+_PARTIAL_DATE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$", re.ASCII)
+_URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$", re.ASCII)
+
+
+def parse_rfc3339(value: str) -> datetime | None:
+    """An aware datetime for an RFC 3339 date-time, else None (leap seconds clamp to :59)."""
+    m = _RFC3339.match(value)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in m.group(1, 2, 3, 4, 5, 6))
+    if second > 60:
+        return None
+    offset: timezone = UTC
+    if m.group(8) not in ("Z", "z"):
+        off_h, off_m = int(m.group(9)), int(m.group(10))
+        if off_h > 23 or off_m > 59:
+            return None
+        delta = timedelta(hours=off_h, minutes=off_m)
+        offset = timezone(-delta if m.group(8)[0] == "-" else delta)
+    try:
+        return datetime(year, month, day, hour, minute, min(second, 59), tzinfo=offset)
+    except ValueError:
+        return None
+
+
+def _build_format_checker() -> FormatChecker:
+    checker = FormatChecker(formats=Draft202012Validator.FORMAT_CHECKER.checkers)
+    if "date-time" not in checker.checkers:
+
+        @checker.checks("date-time")
+        def _date_time(instance: object) -> bool:
+            return not isinstance(instance, str) or parse_rfc3339(instance) is not None
+
+    if "uri" not in checker.checkers:
+
+        @checker.checks("uri")
+        def _uri(instance: object) -> bool:
+            if not isinstance(instance, str):
+                return True
+            if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in instance):
+                return False
+            scheme = urlsplit(instance).scheme if ":" in instance else ""
+            return bool(_URI_SCHEME.match(scheme)) and len(instance) > len(scheme) + 1
+
+    return checker
+
+
+FORMAT_CHECKER = _build_format_checker()
+
+# -- loading ------------------------------------------------------------------------
+
+
+@functools.cache
+def _schema(name: str) -> dict[str, Any]:
+    if name not in SCHEMA_NAMES:
+        raise KeyError(name)
+    schema = json.loads((SCHEMA_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return schema
+
+
+@functools.cache
+def _registry() -> Registry:
+    """All registry schemas by $id, so a profile schema may $ref a base schema."""
+    resources = [
+        (_schema(n)["$id"], Resource.from_contents(_schema(n), default_specification=DRAFT202012))
+        for n in sorted(SCHEMA_NAMES)
+    ]
+    return Registry().with_resources(resources)
+
+
+@functools.cache
+def _validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(_schema(name), format_checker=FORMAT_CHECKER, registry=_registry())
+
+
+@functools.lru_cache(maxsize=128)
+def _profile_validator(canonical: str) -> Draft202012Validator:
+    schema = json.loads(canonical)
+    Draft202012Validator.check_schema(schema)  # a malformed pinned schema is a config error
+    return Draft202012Validator(schema, format_checker=FORMAT_CHECKER, registry=_registry())
+
+
+# -- the entry point ----------------------------------------------------------------
+
+
+def validate(
+    name: str,
+    value: object,
+    *,
+    pointer: str = "",
+    profile_schema: dict | None = None,
+) -> list[Offender]:
+    """Every offender of ``value`` against the schema ``name`` (empty when valid).
+
+    ``pointer`` locates ``value`` in the enclosing document (for example
+    ``/statement/answer_selector``). ``profile_schema`` is a stricter schema pinned
+    by an adoption profile; its failures are reported with the code prefix
+    ``profile.``. Raises KeyError for an unknown ``name``.
+    """
+    validator = _validator(name)
+    offenders = list(_schema_offenders(validator, value, pointer, "schema"))
+    check = SEMANTIC_CHECKS.get(name)
+    if check is not None:
+        offenders.extend(check(value, pointer))
+    if profile_schema is not None:
+        canonical = json.dumps(profile_schema, sort_keys=True, separators=(",", ":"))
+        offenders.extend(
+            _schema_offenders(_profile_validator(canonical), value, pointer, "profile")
+        )
+    return _dedupe(offenders)
+
+
+def _dedupe(offenders: Iterable[Offender]) -> list[Offender]:
+    seen: set[tuple[str, str]] = set()
+    out: list[Offender] = []
+    for offender in offenders:
+        key = (offender.pointer, offender.code)
+        if key not in seen:
+            seen.add(key)
+            out.append(offender)
+    return out
+
+
+def _schema_offenders(
+    validator: Draft202012Validator, value: object, pointer: str, prefix: str
+) -> Iterable[Offender]:
+    for error in validator.iter_errors(value):
+        if error.context:  # oneOf/anyOf: name the deepest failing member when one stands out
+            error = best_match([error])
+        yield from _offenders_for(error, pointer, prefix)
+
+
+def _offenders_for(error: ValidationError, pointer: str, prefix: str) -> Iterable[Offender]:
+    keyword = error.validator if isinstance(error.validator, str) else "false"
+    where = pointer_join(pointer, *error.absolute_path)
+    code = f"{prefix}.{keyword}"
+    instance = error.instance
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    custom = schema.get(DETAIL_KEYWORD)
+
+    if keyword == "required" and isinstance(instance, dict):
+        for member in error.validator_value:
+            if member not in instance:
+                yield Offender(
+                    pointer_join(where, member), code, custom or f"'{member}' is required"
+                )
+        return
+    if keyword == "dependentRequired" and isinstance(instance, dict):
+        for present, needed in error.validator_value.items():
+            for member in needed:
+                if present in instance and member not in instance:
+                    detail = custom or f"'{member}' is required when '{present}' is present"
+                    yield Offender(pointer_join(where, member), code, detail)
+        return
+    if keyword == "additionalProperties" and isinstance(instance, dict):
+        members = _additional_members(instance, schema)
+        for member in members:
+            yield Offender(pointer_join(where, member), code, custom or "member not allowed here")
+        if members:
+            return
+    yield Offender(where, code, custom or _detail(keyword, error))
+
+
+def _additional_members(instance: dict, schema: dict) -> list[str]:
+    declared = schema.get("properties", {})
+    patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
+    return [k for k in instance if k not in declared and not any(p.search(k) for p in patterns)]
+
+
+def _word(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _detail(keyword: str, error: ValidationError) -> str:
+    """A message built from the schema alone: never from the instance."""
+    v = error.validator_value
+    match keyword:
+        case "type":
+            kinds = v if isinstance(v, list) else [v]
+            return "must be of type " + " or ".join(str(k) for k in kinds)
+        case "enum":
+            if isinstance(v, list) and len(v) <= 12:
+                return "must be one of " + ", ".join(_word(x) for x in v)
+            return "must be one of the allowed values"
+        case "const":
+            return f"must be {_word(v)}"
+        case "minLength":
+            return f"must be at least {v} character{'s' if v != 1 else ''} long"
+        case "maxLength":
+            return f"must be at most {v} characters long"
+        case "pattern":
+            return f"must match the pattern {v}"
+        case "format":
+            return f"must be a valid {v}"
+        case "minimum":
+            return f"must be ≥ {v}"
+        case "maximum":
+            return f"must be ≤ {v}"
+        case "exclusiveMinimum":
+            return f"must be > {v}"
+        case "exclusiveMaximum":
+            return f"must be < {v}"
+        case "multipleOf":
+            return f"must be a multiple of {v}"
+        case "minItems":
+            return f"must have at least {v} item{'s' if v != 1 else ''}"
+        case "maxItems":
+            return f"must have at most {v} item{'s' if v != 1 else ''}"
+        case "uniqueItems":
+            return "items must be unique"
+        case "minProperties":
+            return f"must have at least {v} member{'s' if v != 1 else ''}"
+        case "maxProperties":
+            return f"must have at most {v} member{'s' if v != 1 else ''}"
+        case "oneOf":
+            return "must match exactly one of the allowed forms"
+        case "anyOf":
+            return "must match one of the allowed forms"
+        case "not":
+            return "is a form not allowed here"
+        case "false":
+            return "not allowed here"
+        case _:
+            return f"fails the '{keyword}' constraint"
+
+
+# -- cross-field rules a schema cannot state ----------------------------------------
+
+
+def _is_count(x: object) -> bool:
+    """A non-negative int: cross-field rules only compare schema-valid offsets and counts."""
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def _inverted(obj: object, pointer: str, code: str) -> list[Offender]:
+    if isinstance(obj, dict):
+        start, end = obj.get("start"), obj.get("end")
+        if _is_count(start) and _is_count(end) and start > end:
+            return [Offender(pointer_join(pointer, "end"), code, "end must not be less than start")]
+    return []
+
+
+_POSITION_SELECTORS = frozenset({"TextPositionSelector", "DataPositionSelector"})
+
+
+def _selector_rules(value: object, pointer: str) -> list[Offender]:
+    out: list[Offender] = []
+    stack: list[tuple[object, str]] = [(value, pointer)]
+    while stack:  # iterative: refinedBy chains may be long
+        selector, where = stack.pop()
+        if not isinstance(selector, dict):
+            continue
+        kind = selector.get("type")
+        if isinstance(kind, str) and kind in _POSITION_SELECTORS:
+            out.extend(_inverted(selector, where, "selector.range_inverted"))
+        children = ["refinedBy"]
+        if kind == "RangeSelector":
+            children = ["startSelector", "endSelector", "refinedBy"]
+        for member in reversed(children):
+            if member in selector:
+                stack.append((selector[member], pointer_join(where, member)))
+    return out
+
+
+def _anchor_result_rules(value: object, pointer: str) -> list[Offender]:
+    if not isinstance(value, dict):
+        return []
+    out: list[Offender] = []
+    matches, count = value.get("matches"), value.get("match_count")
+    if isinstance(matches, list):
+        for i, match in enumerate(matches):
+            out.extend(
+                _inverted(
+                    match, pointer_join(pointer, "matches", i), "anchor_result.range_inverted"
+                )
+            )
+        if _is_count(count) and count != len(matches):
+            out.append(
+                Offender(
+                    pointer_join(pointer, "match_count"),
+                    "anchor_result.match_count_mismatch",
+                    "match_count must equal the number of matches reported",
+                )
+            )
+    return out
+
+
+def _representation_check_rules(value: object, pointer: str) -> list[Offender]:
+    if isinstance(value, dict) and isinstance(value.get("digest"), dict):
+        covered = value["digest"].get("covered")
+        where = pointer_join(pointer, "digest", "covered")
+        return _inverted(covered, where, "representation_check.range_inverted")
+    return []
+
+
+def _coverage_population_rules(value: object, pointer: str) -> list[Offender]:
+    if isinstance(value, dict):
+        num, den = value.get("numerator"), value.get("denominator")
+        if _is_count(num) and _is_count(den) and num > den:
+            return [
+                Offender(
+                    pointer_join(pointer, "numerator"),
+                    "coverage_population.numerator_exceeds_denominator",
+                    "numerator must not exceed denominator",
+                )
+            ]
+    return []
+
+
+def _applicability_interval_rules(value: object, pointer: str) -> list[Offender]:
+    if not isinstance(value, dict):
+        return []
+    start, end = value.get("start"), value.get("end")
+    if not (isinstance(start, str) and isinstance(end, str)):
+        return []
+    inverted = False
+    start_dt, end_dt = parse_rfc3339(start), parse_rfc3339(end)
+    if start_dt is not None and end_dt is not None:
+        inverted = start_dt > end_dt
+    elif _PARTIAL_DATE.match(start) and _PARTIAL_DATE.match(end):
+        common = min(len(start), len(end))  # compare at the coarser precision
+        inverted = start[:common] > end[:common]
+    if inverted:
+        return [
+            Offender(
+                pointer_join(pointer, "end"),
+                "applicability_interval.range_inverted",
+                "end must not be before start",
+            )
+        ]
+    return []
+
+
+SEMANTIC_CHECKS: dict[str, Callable[[object, str], list[Offender]]] = {
+    "selector": _selector_rules,
+    "anchor_result": _anchor_result_rules,
+    "representation_check": _representation_check_rules,
+    "coverage_population": _coverage_population_rules,
+    "applicability_interval": _applicability_interval_rules,
+}

@@ -1,0 +1,113 @@
+"""Audit events: every operation, accepted or refused, writes exactly one.
+
+Accepted operations write their event inside their own transaction, so an applied
+change without its event cannot exist. Refusals roll their transaction back, so
+their event is written afterwards in a short transaction of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from policies.request_context import current_request_id
+from policies.choices import AuditOutcome
+from policies.models import AuditEvent, Dimension
+
+logger = logging.getLogger("grounding.audit")
+
+
+def _actor_ref(actor) -> str:
+    if actor is None or not getattr(actor, "is_authenticated", False):
+        return "anonymous"
+    return f"user:{actor.get_username()}"
+
+
+def record(
+    *,
+    actor,
+    action: str,
+    outcome: str = AuditOutcome.APPLIED,
+    code: str = "",
+    grounding_id: uuid.UUID | None = None,
+    dimension: Dimension | str | None = None,
+    expected_revision: int | None = None,
+    resulting_revision: int | None = None,
+    decision_ref: str = "",
+    references: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Write one audit event. `references` holds identifiers only, never source text."""
+    event = AuditEvent.objects.create(
+        actor=actor if getattr(actor, "pk", None) else None,
+        actor_ref=_actor_ref(actor),
+        action=action,
+        outcome=outcome,
+        code=code,
+        grounding_id=grounding_id,
+        dimension_ref=dimension.name if isinstance(dimension, Dimension) else (dimension or ""),
+        expected_revision=expected_revision,
+        resulting_revision=resulting_revision,
+        decision_ref=decision_ref,
+        request_id=current_request_id() or "",
+        references=references or {},
+    )
+    _mirror(event)
+    return event
+
+
+def record_many(*, actor, action: str, entries: list[dict[str, Any]]) -> list[AuditEvent]:
+    """Write one applied event per entry in a single insert (bulk operations)."""
+    request_id = current_request_id() or ""
+    events = [
+        AuditEvent(
+            actor=actor if getattr(actor, "pk", None) else None,
+            actor_ref=_actor_ref(actor),
+            action=action,
+            outcome=AuditOutcome.APPLIED,
+            request_id=request_id,
+            **entry,
+        )
+        for entry in entries
+    ]
+    AuditEvent.objects.bulk_create(events)
+    for event in events:
+        _mirror(event)
+    return events
+
+
+def record_refusal(*, actor, action: str, code: str, **fields: Any) -> AuditEvent:
+    """Write the event of a refused operation, outside the rolled-back transaction."""
+    with transaction.atomic():
+        return record(actor=actor, action=action, outcome=AuditOutcome.REFUSED, code=code, **fields)
+
+
+def _mirror(event: AuditEvent) -> None:
+    path = getattr(settings, "GROUNDING_AUDIT_LOG_PATH", "")
+    if not path:
+        return
+    line = {
+        "event_id": str(event.event_id),
+        "occurred_at": event.occurred_at.isoformat(),
+        "actor_ref": event.actor_ref,
+        "action": event.action,
+        "outcome": event.outcome,
+        "code": event.code,
+        "grounding_id": str(event.grounding_id) if event.grounding_id else None,
+        "dimension": event.dimension_ref,
+        "expected_revision": event.expected_revision,
+        "resulting_revision": event.resulting_revision,
+        "decision_ref": event.decision_ref,
+        "request_id": event.request_id,
+    }
+
+    def write() -> None:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line, sort_keys=True) + "\n")
+
+    # Only events whose transaction committed are mirrored.
+    transaction.on_commit(write)

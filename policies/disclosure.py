@@ -1,0 +1,121 @@
+"""Disclosure decisions evaluated over field names. Default deny.
+
+A read is a projection for a recipient and a purpose. The fields it may show are
+the union of the fields of every decision that covers the recipient, the purpose
+and the link, and is valid now and not revoked. Source restrictions win: a
+restricted passage keeps its excerpt, title, locator and selector withheld unless a
+covering decision names restricted sources explicitly.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Q
+from django.utils import timezone
+
+from policies.choices import DisclosableField, InternalPurpose, Role
+from policies.models import Dimension, DisclosureDecision
+
+RESTRICTED_SOURCE_FIELDS = frozenset(
+    {
+        DisclosableField.PASSAGE_EXCERPT,
+        DisclosableField.PASSAGE_TITLE,
+        DisclosableField.PASSAGE_LOCATOR,
+        DisclosableField.ANCHOR_SELECTOR,
+    }
+)
+ALL_FIELDS = frozenset(DisclosableField.values)
+
+# The purpose under which each internal role reads, and so the decisions a new
+# Dimension records for its staff.
+PURPOSE_BY_ROLE = {
+    Role.CURATOR: InternalPurpose.CURATION,
+    Role.REVIEWER: InternalPurpose.REVIEW,
+    Role.STEWARD: InternalPurpose.STEWARDSHIP,
+    Role.ACCESS_STEWARD: InternalPurpose.STEWARDSHIP,
+}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    fields: frozenset[str]
+    restricted_fields: frozenset[str]
+    decision_refs: tuple[str, ...]
+
+    @property
+    def decided(self) -> bool:
+        return bool(self.decision_refs)
+
+    def visible(self, *, source_restricted: bool) -> frozenset[str]:
+        if not source_restricted:
+            return self.fields
+        return (self.fields - RESTRICTED_SOURCE_FIELDS) | (
+            self.fields & self.restricted_fields & RESTRICTED_SOURCE_FIELDS
+        )
+
+
+def valid_decisions(
+    *,
+    dimension: Dimension,
+    recipient_scopes: Iterable[str],
+    purpose: str,
+    at: datetime | None = None,
+) -> list[DisclosureDecision]:
+    """Decisions of the Dimension for these recipients and purpose, valid at `at`."""
+    now = at or timezone.now()
+    return list(
+        DisclosureDecision.objects.filter(
+            dimension=dimension,
+            recipient_scope__in=list(recipient_scopes),
+            purpose=purpose,
+            revoked_at__isnull=True,
+        )
+        .filter(Q(valid_from__isnull=True) | Q(valid_from__lte=now))
+        .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
+        .order_by("decision_ref")
+    )
+
+
+def coverage_for(decisions: Iterable[DisclosureDecision], grounding_id: uuid.UUID) -> Coverage:
+    """What the decisions let a reader see of one link."""
+    fields: set[str] = set()
+    restricted: set[str] = set()
+    refs: list[str] = []
+    for decision in decisions:
+        if decision.grounding_ids is not None and str(grounding_id) not in {
+            str(g) for g in decision.grounding_ids
+        }:
+            continue
+        covered = set(decision.fields) & ALL_FIELDS
+        fields |= covered
+        if decision.includes_restricted_sources:
+            restricted |= covered
+        refs.append(decision.decision_ref)
+    return Coverage(frozenset(fields), frozenset(restricted), tuple(refs))
+
+
+def record_internal_decisions(dimension: Dimension) -> list[DisclosureDecision]:
+    """Decisions a Dimension records for its own staff so they can work.
+
+    They are ordinary decisions: visible, listed and revocable like any other.
+    """
+    created = []
+    for role, purpose in PURPOSE_BY_ROLE.items():
+        decision, _ = DisclosureDecision.objects.get_or_create(
+            decision_ref=f"urn:grounding:{dimension.name}:internal:{role}",
+            defaults={
+                "dimension": dimension,
+                "recipient_scope": f"role:{role}",
+                "purpose": purpose,
+                "fields": sorted(ALL_FIELDS),
+                "internal": True,
+                "includes_restricted_sources": role
+                in (Role.ACCESS_STEWARD, Role.STEWARD, Role.CURATOR),
+            },
+        )
+        created.append(decision)
+    return created

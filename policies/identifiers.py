@@ -1,0 +1,39 @@
+"""Time-ordered identifiers (UUIDv7, RFC 9562) assigned by this registry.
+
+Identity is never derived from URLs, dates or content digests; the timestamp in a
+UUIDv7 only orders ids, it carries no meaning.
+"""
+
+import os
+import threading
+import time
+import uuid
+
+_lock = threading.Lock()
+_last_ms = 0
+_counter = 0
+
+
+def uuid7() -> uuid.UUID:
+    """Return a UUIDv7 that is monotonic within this process."""
+    global _last_ms, _counter
+    with _lock:
+        now_ms = time.time_ns() // 1_000_000
+        if now_ms <= _last_ms:
+            # Same (or earlier) millisecond: keep order with a 12-bit counter.
+            _counter += 1
+            if _counter > 0xFFF:
+                _last_ms += 1
+                _counter = 0
+            now_ms = _last_ms
+        else:
+            _last_ms = now_ms
+            _counter = int.from_bytes(os.urandom(2), "big") & 0x7FF
+        counter = _counter
+    rand_b = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
+    value = (now_ms & ((1 << 48) - 1)) << 80
+    value |= 0x7 << 76
+    value |= counter << 64
+    value |= 0b10 << 62
+    value |= rand_b
+    return uuid.UUID(int=value)

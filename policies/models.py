@@ -1,0 +1,207 @@
+"""Dimensions, adoption profiles, roles, disclosure decisions and audit events."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+from simple_history.models import HistoricalRecords
+
+from policies.choices import AuditOutcome, ProfileStatus, Role
+from policies.history import AppendOnlyModel, HistoryBypassError, TrackedManager
+from policies.identifiers import uuid7
+
+_slug = RegexValidator(r"^[a-z0-9][a-z0-9._-]{0,62}$", "lowercase letters, digits, . _ -")
+_version = RegexValidator(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$", "a semantic version")
+
+
+class Dimension(models.Model):
+    """A governing namespace and its policy package (the profile's dimension_ref)."""
+
+    name = models.CharField(max_length=63, unique=True, validators=[_slug])
+    namespace = models.CharField(max_length=255, help_text="Governed IRI or URN prefix.")
+    policy_package_ref = models.CharField(max_length=255)
+    disposition_policy_ref = models.CharField(
+        max_length=255, help_text="Retention and lawful-hold policy applied to this Dimension."
+    )
+    disclosure_policy_ref = models.CharField(max_length=255)
+    safety_policy_ref = models.CharField(
+        max_length=255, help_text="External policy for untrusted source content."
+    )
+    owner_ref = models.CharField(max_length=255, help_text="Accountable agent-operator role.")
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TrackedManager()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Profile(models.Model):
+    """A versioned adoption profile of WM-MEM-016; immutable once published."""
+
+    name = models.CharField(max_length=63, validators=[_slug])
+    version = models.CharField(max_length=32, validators=[_version])
+    status = models.CharField(
+        max_length=16, choices=ProfileStatus.choices, default=ProfileStatus.DRAFT
+    )
+    support_vocabulary = models.JSONField(
+        default=list, help_text="support_kind values this profile admits."
+    )
+    selector_profiles = models.JSONField(
+        default=list, help_text="selector_profile refs this profile admits."
+    )
+    field_schemas = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Stricter JSON Schemas (Draft 2020-12) keyed by data element name.",
+    )
+    mapping_profile_ref = models.CharField(max_length=255)
+    endpoint_role_map = models.JSONField(default=dict)
+    published_at = models.DateTimeField(null=True, blank=True)
+    retired_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TrackedManager()
+    history = HistoricalRecords()
+
+    # Content that a published profile pins; only the status may move on (to retired).
+    PINNED_FIELDS = (
+        "name",
+        "version",
+        "support_vocabulary",
+        "selector_profiles",
+        "field_schemas",
+        "mapping_profile_ref",
+        "endpoint_role_map",
+    )
+
+    class Meta:
+        ordering = ["name", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="profile_name_version_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.ref
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            stored = type(self).objects.filter(pk=self.pk).values(*self.PINNED_FIELDS, "status")
+            stored = stored.first()
+            if stored and stored["status"] != ProfileStatus.DRAFT:
+                changed = [f for f in self.PINNED_FIELDS if stored[f] != getattr(self, f)]
+                if changed:
+                    raise HistoryBypassError(
+                        f"profile {self.ref} is {stored['status']}; pinned fields are immutable: "
+                        + ", ".join(changed)
+                    )
+        super().save(*args, **kwargs)
+
+
+class DimensionMembership(models.Model):
+    """A user's role within one Dimension."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    dimension = models.ForeignKey(Dimension, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=32, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TrackedManager()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["dimension", "user", "role"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "dimension", "role"], name="membership_unique_role"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} in {self.dimension}"
+
+
+class DisclosureDecision(models.Model):
+    """A supplied access decision: which recipient may see which fields, for what purpose."""
+
+    decision_ref = models.CharField(max_length=255, unique=True)
+    dimension = models.ForeignKey(
+        Dimension, on_delete=models.PROTECT, related_name="disclosure_decisions"
+    )
+    recipient_scope = models.CharField(
+        max_length=255, help_text="Recipient class, e.g. role:curator or partner:acme."
+    )
+    purpose = models.CharField(max_length=128)
+    fields = models.JSONField(help_text="Disclosable field names this decision covers.")
+    grounding_ids = models.JSONField(
+        null=True, blank=True, help_text="Listed links only; null covers the whole Dimension."
+    )
+    includes_restricted_sources = models.BooleanField(
+        default=False, help_text="Names restricted sources explicitly; otherwise they stay withheld."
+    )
+    redaction_profile = models.CharField(max_length=255, blank=True, default="")
+    rights_ref = models.CharField(max_length=255, blank=True, default="")
+    internal = models.BooleanField(
+        default=False, help_text="Recorded for a Dimension's own staff when it was created."
+    )
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revocation_reason = models.TextField(blank=True, default="")
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TrackedManager()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["dimension", "decision_ref"]
+        indexes = [models.Index(fields=["dimension", "recipient_scope", "purpose"])]
+
+    def __str__(self) -> str:
+        return self.decision_ref
+
+
+class AuditEvent(AppendOnlyModel):
+    """One operation, accepted or refused. Carries references, never source text."""
+
+    event_id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    occurred_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        # Audit rows outlive users and are never rewritten; actor_ref keeps the name.
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_constraint=False,
+    )
+    actor_ref = models.CharField(max_length=255)
+    action = models.CharField(max_length=64, db_index=True)
+    outcome = models.CharField(max_length=16, choices=AuditOutcome.choices)
+    code = models.CharField(max_length=64, blank=True, default="")
+    grounding_id = models.UUIDField(null=True, blank=True, db_index=True)
+    dimension_ref = models.CharField(max_length=63, blank=True, default="")
+    expected_revision = models.PositiveIntegerField(null=True, blank=True)
+    resulting_revision = models.PositiveIntegerField(null=True, blank=True)
+    decision_ref = models.CharField(max_length=255, blank=True, default="")
+    request_id = models.CharField(max_length=128, blank=True, default="")
+    references = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["occurred_at", "event_id"]
+        indexes = [models.Index(fields=["grounding_id", "occurred_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.outcome} by {self.actor_ref}"

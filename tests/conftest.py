@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.db import connection
+
+from policies.choices import Role
+from tests import factories
+
+requires_postgres = pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="needs PostgreSQL: set DATABASE_URL=postgres://… (.ci/run's second pass does)",
+)
+
+
+@dataclass
+class World:
+    dimension: object
+    profile: object
+    curator: object
+    reviewer: object
+    access_steward: object
+    steward: object
+    projection_agent: object
+    outsider: object
+    passage: object
+
+
+@pytest.fixture
+def world(db) -> World:
+    dimension = factories.make_dimension()
+    profile = factories.make_profile()
+    return World(
+        dimension=dimension,
+        profile=profile,
+        curator=factories.user_with_roles(dimension, Role.CURATOR),
+        reviewer=factories.user_with_roles(dimension, Role.REVIEWER),
+        access_steward=factories.user_with_roles(dimension, Role.ACCESS_STEWARD),
+        steward=factories.user_with_roles(dimension, Role.STEWARD),
+        projection_agent=factories.user_with_roles(dimension, Role.PROJECTION_AGENT),
+        outsider=factories.UserFactory(),
+        passage=factories.make_passage(),
+    )
+
+
+@pytest.fixture
+def link(world):
+    return factories.register_link(world.curator, world.dimension, world.profile, world.passage)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
