@@ -34,6 +34,10 @@ SCHEMA_ID_PREFIX = "urn:grounding:schema:"
 
 SCHEMA_NAMES: frozenset[str] = frozenset(p.stem for p in SCHEMA_DIR.glob("*.json"))
 
+# Structured values are small; deeper nesting (e.g. a long refinedBy chain) is refused
+# up front rather than risking the recursion limit inside the validator.
+MAX_DEPTH = 32
+
 # An annotation keyword a schema may carry to word the detail of a failure of the
 # subschema that holds it (for conditional rules whose generic wording would mislead).
 DETAIL_KEYWORD = "x-error-detail"
@@ -147,6 +151,9 @@ def validate(
     ``profile.``. Raises KeyError for an unknown ``name``.
     """
     validator = _validator(name)
+    too_deep = _too_deep(value, pointer)
+    if too_deep is not None:  # refuse before the recursive validator can exhaust the stack
+        return [too_deep]
     offenders = list(_schema_offenders(validator, value, pointer, "schema"))
     check = SEMANTIC_CHECKS.get(name)
     if check is not None:
@@ -157,6 +164,19 @@ def validate(
             _schema_offenders(_profile_validator(canonical), value, pointer, "profile")
         )
     return _dedupe(offenders)
+
+
+def _too_deep(value: object, pointer: str) -> Offender | None:
+    """The first container nested deeper than MAX_DEPTH, as an offender (iterative walk)."""
+    stack: list[tuple[object, int, str]] = [(value, 0, pointer)]
+    while stack:
+        node, depth, where = stack.pop()
+        if isinstance(node, dict | list):
+            if depth >= MAX_DEPTH:
+                return Offender(where, "value.too_deep", f"nested deeper than {MAX_DEPTH} levels")
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            stack.extend((child, depth + 1, pointer_join(where, key)) for key, child in items)
+    return None
 
 
 def _dedupe(offenders: Iterable[Offender]) -> list[Offender]:

@@ -15,9 +15,9 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from policies.request_context import current_request_id
 from policies.choices import AuditOutcome
 from policies.models import AuditEvent, Dimension
+from policies.request_context import current_request_id
 
 logger = logging.getLogger("grounding.audit")
 

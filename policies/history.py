@@ -23,8 +23,7 @@ class TrackedQuerySet(models.QuerySet):
 
     def bulk_update(self, objs, fields, batch_size=None):
         raise HistoryBypassError(
-            f"{self.model.__name__} is history-tracked: bulk_update() would skip its "
-            "history rows."
+            f"{self.model.__name__} is history-tracked: bulk_update() would skip its history rows."
         )
 
 

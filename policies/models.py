@@ -90,10 +90,6 @@ class Profile(models.Model):
     def __str__(self) -> str:
         return self.ref
 
-    @property
-    def ref(self) -> str:
-        return f"{self.name}@{self.version}"
-
     def save(self, *args, **kwargs):
         if self.pk is not None:
             stored = type(self).objects.filter(pk=self.pk).values(*self.PINNED_FIELDS, "status")
@@ -106,6 +102,10 @@ class Profile(models.Model):
                         + ", ".join(changed)
                     )
         super().save(*args, **kwargs)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.name}@{self.version}"
 
 
 class DimensionMembership(models.Model):
@@ -149,7 +149,8 @@ class DisclosureDecision(models.Model):
         null=True, blank=True, help_text="Listed links only; null covers the whole Dimension."
     )
     includes_restricted_sources = models.BooleanField(
-        default=False, help_text="Names restricted sources explicitly; otherwise they stay withheld."
+        default=False,
+        help_text="Names restricted sources explicitly; otherwise they stay withheld.",
     )
     redaction_profile = models.CharField(max_length=255, blank=True, default="")
     rights_ref = models.CharField(max_length=255, blank=True, default="")

@@ -107,7 +107,8 @@ def _presence(obs: dict, base: str) -> Iterator[Offender]:
 def _provider_fields(obs: dict, fields: dict, base: str) -> Iterator[Offender]:
     provider = obs.get("provider")
     for key in fields:
-        if key != provider:
+        # Without a provider id the schema already refuses the observation.
+        if isinstance(provider, str) and key != provider:
             yield Offender(
                 pointer_join(base, "provider_fields", key),
                 "provider_fields_key",

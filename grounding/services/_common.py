@@ -45,7 +45,11 @@ def _audit_refusal(action: str, refusal: Refusal, kwargs: dict[str, Any]) -> Non
     grounding_id = kwargs.get("grounding_id")
     dimension = kwargs.get("dimension")
     payload = kwargs.get("payload")
-    if dimension is None and isinstance(payload, dict) and isinstance(payload.get("dimension"), str):
+    if (
+        dimension is None
+        and isinstance(payload, dict)
+        and isinstance(payload.get("dimension"), str)
+    ):
         dimension = payload["dimension"]
     if grounding_id is not None:
         try:
@@ -63,7 +67,7 @@ def _audit_refusal(action: str, refusal: Refusal, kwargs: dict[str, Any]) -> Non
         action=action,
         code=refusal.code,
         grounding_id=grounding_id,
-        dimension=dimension if isinstance(dimension, str) or dimension is None else dimension,
+        dimension=dimension,
         expected_revision=_as_int(kwargs.get("expected_revision")),
         resulting_revision=None,
     )

@@ -106,35 +106,8 @@ def _run_builtin(link: GroundingLink) -> dict[str, Any]:
 def _check_supplied(link: GroundingLink, observation: Any) -> dict[str, Any]:
     if not isinstance(observation, dict):
         refuse_invalid([Offender("", "type", "the observation must be an object.")])
-    offenders = structured.validate("anchor_result", observation, pointer="")
-    refuse_invalid(offenders)
-    count = observation["match_count"]
-    matches = observation["matches"]
-    if count != len(matches):
-        offenders.append(
-            Offender("/match_count", "match_count_mismatch", "match_count must equal len(matches).")
-        )
-    expected_status = (
-        AnchorStatus.UNRESOLVED
-        if count == 0
-        else AnchorStatus.RESOLVED
-        if count == 1
-        else AnchorStatus.AMBIGUOUS
-    )
-    if observation["status"] != expected_status:
-        offenders.append(
-            Offender(
-                "/status",
-                "status_mismatch",
-                "one match is resolved, several ambiguous, none unresolved.",
-            )
-        )
-    for index, match in enumerate(matches):
-        if match["start"] > match["end"]:
-            offenders.append(
-                Offender(f"/matches/{index}/end", "range_inverted", "end is before start.")
-            )
-    refuse_invalid(offenders)
+    # Shape, status ↔ match_count agreement and match ranges are schema rules.
+    refuse_invalid(structured.validate("anchor_result", observation, pointer=""))
     passage = link.current_passage.passage
     if passage is not None and passage.content_id is not None:
         # The observation must be about the representation this link binds.

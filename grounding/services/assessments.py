@@ -84,9 +84,7 @@ def bind_assessment(
             "an assessment with this assessment_ref is already bound to the link.",
         )
 
-    current = [
-        a for a in link.assessments.all() if a.grounding_revision >= link.basis_revision
-    ]
+    current = [a for a in link.assessments.all() if a.grounding_revision >= link.basis_revision]
     competing = sorted(a.assessment_ref for a in current if a.verdict != assessment["verdict"])
     record = Assessment.objects.create(
         link=link,
@@ -156,4 +154,3 @@ def _input_mismatches(link, assessed: dict[str, Any]) -> list[Offender]:
                 )
             )
     return offenders
-

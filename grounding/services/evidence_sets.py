@@ -99,7 +99,9 @@ def change_evidence_set(
         )
     new_revision = evidence_set.revision + 1
     for link, role in _resolve_members(evidence_set.dimension, add or [], "/add"):
-        if evidence_set.memberships.filter(link=link, removed_in_set_revision__isnull=True).exists():
+        if evidence_set.memberships.filter(
+            link=link, removed_in_set_revision__isnull=True
+        ).exists():
             raise Refusal("member_exists", "the link is already a member of the set.")
         save_tracked(
             EvidenceSetMembership(
@@ -167,7 +169,9 @@ def _validate_shape(values: Any) -> list[Offender]:
         pointer="",
     )
     offenders += [
-        Offender(f"/{k}", "unknown_field", f"unknown field {k!r}.") for k in values if k not in SET_FIELDS
+        Offender(f"/{k}", "unknown_field", f"unknown field {k!r}.")
+        for k in values
+        if k not in SET_FIELDS
     ]
     for key in ("members", "declared_missing_members"):
         if key in values and not isinstance(values[key], list):

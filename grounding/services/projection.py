@@ -100,4 +100,3 @@ def project(
         references={"projection_ref": record.projection_ref, "format": format},
     )
     return body
-

@@ -158,7 +158,9 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: _Lookups) -> _Prepar
 
     for key in ("owner_ref",):
         if not isinstance(payload.get(key), str) or not payload[key].strip():
-            offenders.append(Offender(pointer_join(pointer, key), "required", f"{key} is required."))
+            offenders.append(
+                Offender(pointer_join(pointer, key), "required", f"{key} is required.")
+            )
     statement = payload.get("statement")
     anchor = payload.get("anchor")
     support = payload.get("support")
@@ -363,7 +365,9 @@ def _build(*, actor, payload, dimension, profile, passage, passage_values) -> _P
         context_ref=anchor_in.get("context_ref") or "",
         transformation_ref=anchor_in.get("transformation_ref") or "",
     )
-    asserted_at = inputs.parse_rfc3339(time_in["asserted_at"]) if time_in.get("asserted_at") else None
+    asserted_at = (
+        inputs.parse_rfc3339(time_in["asserted_at"]) if time_in.get("asserted_at") else None
+    )
     uncertainty = dict(time_in.get("time_uncertainty") or {})
     if asserted_at is None:
         # An unknown assertion time is kept as such, never invented.
@@ -392,7 +396,9 @@ def _build(*, actor, payload, dimension, profile, passage, passage_values) -> _P
         observed_at=now,
         applicability_interval=time_in.get("applicability_interval"),
         statement_time_ref=time_in.get("statement_time_ref") or "",
-        review_due=inputs.parse_rfc3339(time_in["review_due"]) if time_in.get("review_due") else None,
+        review_due=inputs.parse_rfc3339(time_in["review_due"])
+        if time_in.get("review_due")
+        else None,
         time_uncertainty=uncertainty,
         recheck_state=RecheckState.CURRENT,
         disposition_policy_ref=dimension.disposition_policy_ref,

@@ -135,7 +135,9 @@ def _validate(link: GroundingLink, changes: dict[str, Any]) -> list[Offender]:
     }
     for group, fields in groups.items():
         if group in changes:
-            offenders += inputs.validate_group(group, changes[group], fields=fields, profile=profile)
+            offenders += inputs.validate_group(
+                group, changes[group], fields=fields, profile=profile
+            )
     for group, required in (
         ("statement", inputs.STATEMENT_REQUIRED),
         ("anchor", inputs.ANCHOR_REQUIRED),
@@ -183,9 +185,8 @@ def _validate(link: GroundingLink, changes: dict[str, Any]) -> list[Offender]:
     for key in ("owner_ref", "change_ref", "identity_decision"):
         if key in changes and not isinstance(changes[key], str):
             offenders.append(Offender(f"/{key}", "type", f"{key} must be a string."))
-    if "owner_ref" in changes and isinstance(changes["owner_ref"], str):
-        if not changes["owner_ref"].strip():
-            offenders.append(Offender("/owner_ref", "required", "owner_ref cannot be empty."))
+    if isinstance(changes.get("owner_ref"), str) and not changes["owner_ref"].strip():
+        offenders.append(Offender("/owner_ref", "required", "owner_ref cannot be empty."))
     return offenders
 
 
@@ -200,9 +201,7 @@ def _new_statement(link, values: dict, revision: int) -> StatementBinding | None
     merged = {**fields, **{k: v for k, v in values.items() if v is not None}}
     if all(merged[k] == getattr(old, k) for k in merged):
         return None
-    return StatementBinding(
-        link=link, predecessor=old, bound_in_revision=revision, **merged
-    )
+    return StatementBinding(link=link, predecessor=old, bound_in_revision=revision, **merged)
 
 
 def _new_passage_binding(link, changes: dict, revision: int) -> PassageBinding | None:

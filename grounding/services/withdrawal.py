@@ -25,7 +25,7 @@ from grounding.services._common import (
 )
 from policies import audit
 from policies.choices import Role
-from policies.refusals import Offender, Refusal
+from policies.refusals import Refusal
 from policies.services import require_active, require_published, require_role
 
 WITHDRAWAL_FIELDS = {

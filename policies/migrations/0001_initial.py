@@ -2,14 +2,14 @@
 
 import django.core.validators
 import django.db.models.deletion
-import policies.identifiers
 import simple_history.models
 from django.conf import settings
 from django.db import migrations, models
 
+import policies.identifiers
+
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -18,215 +18,631 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Dimension',
+            name="Dimension",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=63, unique=True, validators=[django.core.validators.RegexValidator('^[a-z0-9][a-z0-9._-]{0,62}$', 'lowercase letters, digits, . _ -')])),
-                ('namespace', models.CharField(help_text='Governed IRI or URN prefix.', max_length=255)),
-                ('policy_package_ref', models.CharField(max_length=255)),
-                ('disposition_policy_ref', models.CharField(help_text='Retention and lawful-hold policy applied to this Dimension.', max_length=255)),
-                ('disclosure_policy_ref', models.CharField(max_length=255)),
-                ('safety_policy_ref', models.CharField(help_text='External policy for untrusted source content.', max_length=255)),
-                ('owner_ref', models.CharField(help_text='Accountable agent-operator role.', max_length=255)),
-                ('is_active', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=63,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z0-9][a-z0-9._-]{0,62}$", "lowercase letters, digits, . _ -"
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "namespace",
+                    models.CharField(help_text="Governed IRI or URN prefix.", max_length=255),
+                ),
+                ("policy_package_ref", models.CharField(max_length=255)),
+                (
+                    "disposition_policy_ref",
+                    models.CharField(
+                        help_text="Retention and lawful-hold policy applied to this Dimension.",
+                        max_length=255,
+                    ),
+                ),
+                ("disclosure_policy_ref", models.CharField(max_length=255)),
+                (
+                    "safety_policy_ref",
+                    models.CharField(
+                        help_text="External policy for untrusted source content.", max_length=255
+                    ),
+                ),
+                (
+                    "owner_ref",
+                    models.CharField(help_text="Accountable agent-operator role.", max_length=255),
+                ),
+                ("is_active", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='HistoricalDimension',
+            name="HistoricalDimension",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('name', models.CharField(db_index=True, max_length=63, validators=[django.core.validators.RegexValidator('^[a-z0-9][a-z0-9._-]{0,62}$', 'lowercase letters, digits, . _ -')])),
-                ('namespace', models.CharField(help_text='Governed IRI or URN prefix.', max_length=255)),
-                ('policy_package_ref', models.CharField(max_length=255)),
-                ('disposition_policy_ref', models.CharField(help_text='Retention and lawful-hold policy applied to this Dimension.', max_length=255)),
-                ('disclosure_policy_ref', models.CharField(max_length=255)),
-                ('safety_policy_ref', models.CharField(help_text='External policy for untrusted source content.', max_length=255)),
-                ('owner_ref', models.CharField(help_text='Accountable agent-operator role.', max_length=255)),
-                ('is_active', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        db_index=True,
+                        max_length=63,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z0-9][a-z0-9._-]{0,62}$", "lowercase letters, digits, . _ -"
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "namespace",
+                    models.CharField(help_text="Governed IRI or URN prefix.", max_length=255),
+                ),
+                ("policy_package_ref", models.CharField(max_length=255)),
+                (
+                    "disposition_policy_ref",
+                    models.CharField(
+                        help_text="Retention and lawful-hold policy applied to this Dimension.",
+                        max_length=255,
+                    ),
+                ),
+                ("disclosure_policy_ref", models.CharField(max_length=255)),
+                (
+                    "safety_policy_ref",
+                    models.CharField(
+                        help_text="External policy for untrusted source content.", max_length=255
+                    ),
+                ),
+                (
+                    "owner_ref",
+                    models.CharField(help_text="Accountable agent-operator role.", max_length=255),
+                ),
+                ("is_active", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical dimension',
-                'verbose_name_plural': 'historical dimensions',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalDimensionMembership',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('role', models.CharField(choices=[('steward', 'Dimension steward'), ('curator', 'Grounding curator'), ('reviewer', 'Assessment reviewer'), ('access_steward', 'Access and retention steward'), ('projection_agent', 'Projection agent')], max_length=32)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('dimension', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='policies.dimension')),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('user', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'verbose_name': 'historical dimension membership',
-                'verbose_name_plural': 'historical dimension memberships',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalDisclosureDecision',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('decision_ref', models.CharField(db_index=True, max_length=255)),
-                ('recipient_scope', models.CharField(help_text='Recipient class, e.g. role:curator or partner:acme.', max_length=255)),
-                ('purpose', models.CharField(max_length=128)),
-                ('fields', models.JSONField(help_text='Disclosable field names this decision covers.')),
-                ('grounding_ids', models.JSONField(blank=True, help_text='Listed links only; null covers the whole Dimension.', null=True)),
-                ('includes_restricted_sources', models.BooleanField(default=False, help_text='Names restricted sources explicitly; otherwise they stay withheld.')),
-                ('redaction_profile', models.CharField(blank=True, default='', max_length=255)),
-                ('rights_ref', models.CharField(blank=True, default='', max_length=255)),
-                ('internal', models.BooleanField(default=False, help_text="Recorded for a Dimension's own staff when it was created.")),
-                ('valid_from', models.DateTimeField(blank=True, null=True)),
-                ('valid_until', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('revocation_reason', models.TextField(blank=True, default='')),
-                ('recorded_at', models.DateTimeField(blank=True, editable=False)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('dimension', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='policies.dimension')),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'verbose_name': 'historical disclosure decision',
-                'verbose_name_plural': 'historical disclosure decisions',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
-            },
-            bases=(simple_history.models.HistoricalChanges, models.Model),
-        ),
-        migrations.CreateModel(
-            name='HistoricalProfile',
-            fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('name', models.CharField(max_length=63, validators=[django.core.validators.RegexValidator('^[a-z0-9][a-z0-9._-]{0,62}$', 'lowercase letters, digits, . _ -')])),
-                ('version', models.CharField(max_length=32, validators=[django.core.validators.RegexValidator('^\\d+\\.\\d+\\.\\d+(?:[-+][0-9A-Za-z.-]+)?$', 'a semantic version')])),
-                ('status', models.CharField(choices=[('draft', 'draft'), ('published', 'published'), ('retired', 'retired')], default='draft', max_length=16)),
-                ('support_vocabulary', models.JSONField(default=list, help_text='support_kind values this profile admits.')),
-                ('selector_profiles', models.JSONField(default=list, help_text='selector_profile refs this profile admits.')),
-                ('field_schemas', models.JSONField(blank=True, default=dict, help_text='Stricter JSON Schemas (Draft 2020-12) keyed by data element name.')),
-                ('mapping_profile_ref', models.CharField(max_length=255)),
-                ('endpoint_role_map', models.JSONField(default=dict)),
-                ('published_at', models.DateTimeField(blank=True, null=True)),
-                ('retired_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-            ],
-            options={
-                'verbose_name': 'historical profile',
-                'verbose_name_plural': 'historical profiles',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical dimension",
+                "verbose_name_plural": "historical dimensions",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='Profile',
+            name="HistoricalDimensionMembership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=63, validators=[django.core.validators.RegexValidator('^[a-z0-9][a-z0-9._-]{0,62}$', 'lowercase letters, digits, . _ -')])),
-                ('version', models.CharField(max_length=32, validators=[django.core.validators.RegexValidator('^\\d+\\.\\d+\\.\\d+(?:[-+][0-9A-Za-z.-]+)?$', 'a semantic version')])),
-                ('status', models.CharField(choices=[('draft', 'draft'), ('published', 'published'), ('retired', 'retired')], default='draft', max_length=16)),
-                ('support_vocabulary', models.JSONField(default=list, help_text='support_kind values this profile admits.')),
-                ('selector_profiles', models.JSONField(default=list, help_text='selector_profile refs this profile admits.')),
-                ('field_schemas', models.JSONField(blank=True, default=dict, help_text='Stricter JSON Schemas (Draft 2020-12) keyed by data element name.')),
-                ('mapping_profile_ref', models.CharField(max_length=255)),
-                ('endpoint_role_map', models.JSONField(default=dict)),
-                ('published_at', models.DateTimeField(blank=True, null=True)),
-                ('retired_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("steward", "Dimension steward"),
+                            ("curator", "Grounding curator"),
+                            ("reviewer", "Assessment reviewer"),
+                            ("access_steward", "Access and retention steward"),
+                            ("projection_agent", "Projection agent"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "dimension",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="policies.dimension",
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name', 'version'],
-                'constraints': [models.UniqueConstraint(fields=('name', 'version'), name='profile_name_version_unique')],
+                "verbose_name": "historical dimension membership",
+                "verbose_name_plural": "historical dimension memberships",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="HistoricalDisclosureDecision",
+            fields=[
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                ("decision_ref", models.CharField(db_index=True, max_length=255)),
+                (
+                    "recipient_scope",
+                    models.CharField(
+                        help_text="Recipient class, e.g. role:curator or partner:acme.",
+                        max_length=255,
+                    ),
+                ),
+                ("purpose", models.CharField(max_length=128)),
+                (
+                    "fields",
+                    models.JSONField(help_text="Disclosable field names this decision covers."),
+                ),
+                (
+                    "grounding_ids",
+                    models.JSONField(
+                        blank=True,
+                        help_text="Listed links only; null covers the whole Dimension.",
+                        null=True,
+                    ),
+                ),
+                (
+                    "includes_restricted_sources",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Names restricted sources explicitly; otherwise they stay withheld.",
+                    ),
+                ),
+                ("redaction_profile", models.CharField(blank=True, default="", max_length=255)),
+                ("rights_ref", models.CharField(blank=True, default="", max_length=255)),
+                (
+                    "internal",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Recorded for a Dimension's own staff when it was created.",
+                    ),
+                ),
+                ("valid_from", models.DateTimeField(blank=True, null=True)),
+                ("valid_until", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                ("revocation_reason", models.TextField(blank=True, default="")),
+                ("recorded_at", models.DateTimeField(blank=True, editable=False)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "dimension",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="policies.dimension",
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "historical disclosure decision",
+                "verbose_name_plural": "historical disclosure decisions",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="HistoricalProfile",
+            fields=[
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=63,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z0-9][a-z0-9._-]{0,62}$", "lowercase letters, digits, . _ -"
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "version",
+                    models.CharField(
+                        max_length=32,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^\\d+\\.\\d+\\.\\d+(?:[-+][0-9A-Za-z.-]+)?$", "a semantic version"
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("draft", "draft"),
+                            ("published", "published"),
+                            ("retired", "retired"),
+                        ],
+                        default="draft",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "support_vocabulary",
+                    models.JSONField(
+                        default=list, help_text="support_kind values this profile admits."
+                    ),
+                ),
+                (
+                    "selector_profiles",
+                    models.JSONField(
+                        default=list, help_text="selector_profile refs this profile admits."
+                    ),
+                ),
+                (
+                    "field_schemas",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Stricter JSON Schemas (Draft 2020-12) keyed by data element name.",
+                    ),
+                ),
+                ("mapping_profile_ref", models.CharField(max_length=255)),
+                ("endpoint_role_map", models.JSONField(default=dict)),
+                ("published_at", models.DateTimeField(blank=True, null=True)),
+                ("retired_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            options={
+                "verbose_name": "historical profile",
+                "verbose_name_plural": "historical profiles",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
+            },
+            bases=(simple_history.models.HistoricalChanges, models.Model),
+        ),
+        migrations.CreateModel(
+            name="Profile",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=63,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z0-9][a-z0-9._-]{0,62}$", "lowercase letters, digits, . _ -"
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "version",
+                    models.CharField(
+                        max_length=32,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^\\d+\\.\\d+\\.\\d+(?:[-+][0-9A-Za-z.-]+)?$", "a semantic version"
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("draft", "draft"),
+                            ("published", "published"),
+                            ("retired", "retired"),
+                        ],
+                        default="draft",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "support_vocabulary",
+                    models.JSONField(
+                        default=list, help_text="support_kind values this profile admits."
+                    ),
+                ),
+                (
+                    "selector_profiles",
+                    models.JSONField(
+                        default=list, help_text="selector_profile refs this profile admits."
+                    ),
+                ),
+                (
+                    "field_schemas",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Stricter JSON Schemas (Draft 2020-12) keyed by data element name.",
+                    ),
+                ),
+                ("mapping_profile_ref", models.CharField(max_length=255)),
+                ("endpoint_role_map", models.JSONField(default=dict)),
+                ("published_at", models.DateTimeField(blank=True, null=True)),
+                ("retired_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+            ],
+            options={
+                "ordering": ["name", "version"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("name", "version"), name="profile_name_version_unique"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='AuditEvent',
+            name="AuditEvent",
             fields=[
-                ('event_id', models.UUIDField(default=policies.identifiers.uuid7, editable=False, primary_key=True, serialize=False)),
-                ('occurred_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('actor_ref', models.CharField(max_length=255)),
-                ('action', models.CharField(db_index=True, max_length=64)),
-                ('outcome', models.CharField(choices=[('applied', 'applied'), ('refused', 'refused')], max_length=16)),
-                ('code', models.CharField(blank=True, default='', max_length=64)),
-                ('grounding_id', models.UUIDField(blank=True, db_index=True, null=True)),
-                ('dimension_ref', models.CharField(blank=True, default='', max_length=63)),
-                ('expected_revision', models.PositiveIntegerField(blank=True, null=True)),
-                ('resulting_revision', models.PositiveIntegerField(blank=True, null=True)),
-                ('decision_ref', models.CharField(blank=True, default='', max_length=255)),
-                ('request_id', models.CharField(blank=True, default='', max_length=128)),
-                ('references', models.JSONField(blank=True, default=dict)),
-                ('actor', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "event_id",
+                    models.UUIDField(
+                        default=policies.identifiers.uuid7,
+                        editable=False,
+                        primary_key=True,
+                        serialize=False,
+                    ),
+                ),
+                ("occurred_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("actor_ref", models.CharField(max_length=255)),
+                ("action", models.CharField(db_index=True, max_length=64)),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[("applied", "applied"), ("refused", "refused")], max_length=16
+                    ),
+                ),
+                ("code", models.CharField(blank=True, default="", max_length=64)),
+                ("grounding_id", models.UUIDField(blank=True, db_index=True, null=True)),
+                ("dimension_ref", models.CharField(blank=True, default="", max_length=63)),
+                ("expected_revision", models.PositiveIntegerField(blank=True, null=True)),
+                ("resulting_revision", models.PositiveIntegerField(blank=True, null=True)),
+                ("decision_ref", models.CharField(blank=True, default="", max_length=255)),
+                ("request_id", models.CharField(blank=True, default="", max_length=128)),
+                ("references", models.JSONField(blank=True, default=dict)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['occurred_at', 'event_id'],
-                'indexes': [models.Index(fields=['grounding_id', 'occurred_at'], name='policies_au_groundi_bd913b_idx')],
+                "ordering": ["occurred_at", "event_id"],
+                "indexes": [
+                    models.Index(
+                        fields=["grounding_id", "occurred_at"],
+                        name="policies_au_groundi_bd913b_idx",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='DimensionMembership',
+            name="DimensionMembership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('steward', 'Dimension steward'), ('curator', 'Grounding curator'), ('reviewer', 'Assessment reviewer'), ('access_steward', 'Access and retention steward'), ('projection_agent', 'Projection agent')], max_length=32)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('dimension', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='policies.dimension')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("steward", "Dimension steward"),
+                            ("curator", "Grounding curator"),
+                            ("reviewer", "Assessment reviewer"),
+                            ("access_steward", "Access and retention steward"),
+                            ("projection_agent", "Projection agent"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "dimension",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to="policies.dimension",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dimension', 'user', 'role'],
-                'constraints': [models.UniqueConstraint(fields=('user', 'dimension', 'role'), name='membership_unique_role')],
+                "ordering": ["dimension", "user", "role"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("user", "dimension", "role"), name="membership_unique_role"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='DisclosureDecision',
+            name="DisclosureDecision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('decision_ref', models.CharField(max_length=255, unique=True)),
-                ('recipient_scope', models.CharField(help_text='Recipient class, e.g. role:curator or partner:acme.', max_length=255)),
-                ('purpose', models.CharField(max_length=128)),
-                ('fields', models.JSONField(help_text='Disclosable field names this decision covers.')),
-                ('grounding_ids', models.JSONField(blank=True, help_text='Listed links only; null covers the whole Dimension.', null=True)),
-                ('includes_restricted_sources', models.BooleanField(default=False, help_text='Names restricted sources explicitly; otherwise they stay withheld.')),
-                ('redaction_profile', models.CharField(blank=True, default='', max_length=255)),
-                ('rights_ref', models.CharField(blank=True, default='', max_length=255)),
-                ('internal', models.BooleanField(default=False, help_text="Recorded for a Dimension's own staff when it was created.")),
-                ('valid_from', models.DateTimeField(blank=True, null=True)),
-                ('valid_until', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('revocation_reason', models.TextField(blank=True, default='')),
-                ('recorded_at', models.DateTimeField(auto_now_add=True)),
-                ('dimension', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='disclosure_decisions', to='policies.dimension')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("decision_ref", models.CharField(max_length=255, unique=True)),
+                (
+                    "recipient_scope",
+                    models.CharField(
+                        help_text="Recipient class, e.g. role:curator or partner:acme.",
+                        max_length=255,
+                    ),
+                ),
+                ("purpose", models.CharField(max_length=128)),
+                (
+                    "fields",
+                    models.JSONField(help_text="Disclosable field names this decision covers."),
+                ),
+                (
+                    "grounding_ids",
+                    models.JSONField(
+                        blank=True,
+                        help_text="Listed links only; null covers the whole Dimension.",
+                        null=True,
+                    ),
+                ),
+                (
+                    "includes_restricted_sources",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Names restricted sources explicitly; otherwise they stay withheld.",
+                    ),
+                ),
+                ("redaction_profile", models.CharField(blank=True, default="", max_length=255)),
+                ("rights_ref", models.CharField(blank=True, default="", max_length=255)),
+                (
+                    "internal",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Recorded for a Dimension's own staff when it was created.",
+                    ),
+                ),
+                ("valid_from", models.DateTimeField(blank=True, null=True)),
+                ("valid_until", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                ("revocation_reason", models.TextField(blank=True, default="")),
+                ("recorded_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "dimension",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="disclosure_decisions",
+                        to="policies.dimension",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dimension', 'decision_ref'],
-                'indexes': [models.Index(fields=['dimension', 'recipient_scope', 'purpose'], name='policies_di_dimensi_db76a7_idx')],
+                "ordering": ["dimension", "decision_ref"],
+                "indexes": [
+                    models.Index(
+                        fields=["dimension", "recipient_scope", "purpose"],
+                        name="policies_di_dimensi_db76a7_idx",
+                    )
+                ],
             },
         ),
     ]

@@ -619,6 +619,25 @@ def test_inverted_ranges_are_found_inside_refinements_and_range_members():
     ]
 
 
+def _refined_chain(levels: int) -> dict:
+    selector: dict = {"type": "TextPositionSelector", "start": 0, "end": 1}
+    for _ in range(levels - 1):
+        selector = {"type": "TextQuoteSelector", "exact": "x", "refinedBy": selector}
+    return selector
+
+
+def test_nesting_up_to_the_depth_limit_is_validated():
+    assert validate("selector", _refined_chain(structured.MAX_DEPTH)) == []
+
+
+def test_nesting_beyond_the_depth_limit_is_one_offender_not_a_crash():
+    offenders = validate("selector", _refined_chain(5000), pointer="/anchor/source_selector")
+    assert len(offenders) == 1
+    [offender] = offenders
+    assert offender.code == "value.too_deep"
+    assert offender.pointer == "/anchor/source_selector" + "/refinedBy" * structured.MAX_DEPTH
+
+
 def test_date_time_format_is_asserted():
     ok = {"state": "known", "start": "2026-11-30T12:00:00.123+11:00"}
     assert validate("applicability_interval", ok) == []

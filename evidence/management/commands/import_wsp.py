@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from evidence.services import import_wsp_document
 from policies.refusals import Offender, Refusal
@@ -41,7 +42,10 @@ class Command(BaseCommand):
     def handle(self, *args, files: list[Path], user: str, **options) -> None:
         actor = self._actor(user)
         documents = list(self._documents(files))
-        out = Console(file=self.stdout._out, width=200, soft_wrap=False)
+        stream = self.stdout._out
+        # Not a terminal (a pipe, a log file): wide enough that rows never wrap, so each
+        # file:line and pointer stays greppable.
+        out = Console(file=stream, width=None if stream.isatty() else 1000)
         err = Console(file=self.stderr._out)
         outcomes: list[Outcome] = []
         with Progress(
@@ -104,13 +108,14 @@ class Command(BaseCommand):
 
     def _summary(self, outcomes: list[Outcome]) -> Table:
         table = Table(title="WSP import")
-        for column in ("file:line", "execution_id", "outcome", "received", "created"):
+        for column in ("file:line", "execution_id", "outcome"):
             table.add_column(column, overflow="fold")
-        for column in ("duplicates", "novelty", "reasons"):
-            table.add_column(column, overflow="fold")
+        for column in ("received", "created", "duplicates", "novelty"):
+            table.add_column(column, justify="right")
+        table.add_column("reasons (pointer code)", overflow="fold")
         for o in outcomes:
             counts = o.report.get("observations", {})
-            table.add_row(
+            cells = (
                 o.location,
                 o.execution_id,
                 o.outcome,
@@ -120,6 +125,8 @@ class Command(BaseCommand):
                 str(o.report.get("novelty_score", "")),
                 "\n".join(f"{r.pointer or '/'} {r.code}" for r in o.reasons),
             )
+            # Text(), not markup: file names and ids are data, never rich markup.
+            table.add_row(*(Text(cell) for cell in cells))
         return table
 
 

@@ -1,0 +1,101 @@
+"""Fixtures local to the evidence tests: users with roles, tokens, WSP documents."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from policies.models import Dimension, DimensionMembership
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def load(name: str) -> dict:
+    """A fresh deep copy of a fixture document (tests mutate them freely)."""
+    return copy.deepcopy(_cached(name))
+
+
+_CACHE: dict[str, dict] = {}
+
+
+def _cached(name: str) -> dict:
+    if name not in _CACHE:
+        _CACHE[name] = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+    return _CACHE[name]
+
+
+@pytest.fixture(autouse=True)
+def _problem_handler(settings):
+    """Use the project's exception handler when configured, else the local stand-in."""
+    rest = dict(settings.REST_FRAMEWORK)
+    if "EXCEPTION_HANDLER" not in rest:
+        rest["EXCEPTION_HANDLER"] = "tests.evidence.problem_handler.exception_handler"
+        settings.REST_FRAMEWORK = rest
+
+
+@pytest.fixture
+def dimension(db) -> Dimension:
+    return Dimension.objects.create(
+        name="evidence-test",
+        namespace="urn:test:evidence",
+        policy_package_ref="urn:policy:test@1",
+        disposition_policy_ref="urn:policy:retention@1",
+        disclosure_policy_ref="urn:policy:disclosure@1",
+        safety_policy_ref="urn:policy:safety@1",
+        owner_ref="role:grounding-curator",
+    )
+
+
+def _user(username: str, dimension: Dimension | None, role: str | None):
+    user = get_user_model().objects.create_user(username=username, password="x-unused-x")
+    if role is not None:
+        DimensionMembership.objects.create(user=user, dimension=dimension, role=role)
+    return user
+
+
+@pytest.fixture
+def curator(dimension):
+    return _user("curator", dimension, "curator")
+
+
+@pytest.fixture
+def reviewer(dimension):
+    return _user("reviewer", dimension, "reviewer")
+
+
+@pytest.fixture
+def outsider(db):
+    return _user("outsider", None, None)
+
+
+def client_for(user) -> APIClient:
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def search_doc() -> dict:
+    return load("search")
+
+
+@pytest.fixture
+def extract_doc() -> dict:
+    return load("extract")
+
+
+@pytest.fixture
+def cache_doc() -> dict:
+    return load("cache_hit")
+
+
+@pytest.fixture
+def aggregate_doc() -> dict:
+    return load("aggregate")

@@ -1,0 +1,38 @@
+import json
+from io import StringIO
+
+from django.core.management import call_command
+from rest_framework.authtoken.models import Token
+
+from policies.models import DimensionMembership, DisclosureDecision, Profile
+
+
+def run_seed() -> dict:
+    out = StringIO()
+    call_command("seed_demo", "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+def test_seed_demo_prints_the_api_md_bootstrap_and_is_idempotent(db):
+    first = run_seed()
+    assert first["dimension"] == "demo"
+    assert first["profile"] == "wm-mem-016@1.0.0"
+    assert set(first["tokens"]) == {
+        "steward",
+        "curator",
+        "reviewer",
+        "access_steward",
+        "projection_agent",
+    }
+    second = run_seed()
+    assert second == first
+    assert Token.objects.count() == 5
+    assert DimensionMembership.objects.count() == 5
+    assert Profile.objects.get().status == "published"
+    internal = DisclosureDecision.objects.filter(internal=True, dimension__name="demo")
+    assert sorted(internal.values_list("purpose", flat=True)) == [
+        "curation",
+        "review",
+        "stewardship",
+        "stewardship",
+    ]

@@ -1,0 +1,121 @@
+import pytest
+from django.db import connection
+
+from grounding import services
+from grounding.choices import DisplayState, RecheckState, RecordState
+from grounding.models import GroundingLink, PassageBinding, Withdrawal
+from policies.refusals import Refusal
+from tests import factories
+
+WITHDRAWAL = {"reason": "source retracted", "authority_ref": "urn:policy:withdraw@1"}
+
+
+def test_withdraw_removes_positive_display_and_keeps_history(world, link):
+    services.bind_assessment(
+        actor=world.reviewer,
+        grounding_id=link.pk,
+        expected_revision=1,
+        assessment=factories.assessment_body(1),
+    )
+    record = services.withdraw(
+        actor=world.access_steward,
+        grounding_id=link.pk,
+        expected_revision=2,
+        withdrawal={**WITHDRAWAL, "scope": "display"},
+    )
+    link = GroundingLink.objects.get(pk=link.pk)
+    assert (link.record_state, link.recheck_state, link.display_state) == (
+        RecordState.WITHDRAWN,
+        RecheckState.WITHDRAWN,
+        DisplayState.WITHDRAWN,
+    )
+    assert (record.grounding_revision, record.recorded_revision) == (2, 3)
+    assert record.recorded_by == world.access_steward
+    assert GroundingLink.history.filter(grounding_id=link.pk).count() == 3
+    assert link.assessments.count() == 1
+
+
+def test_withdraw_twice_is_refused(world, link):
+    services.withdraw(
+        actor=world.curator, grounding_id=link.pk, expected_revision=1, withdrawal=WITHDRAWAL
+    )
+    with pytest.raises(Refusal) as caught:
+        services.withdraw(
+            actor=world.curator, grounding_id=link.pk, expected_revision=2, withdrawal=WITHDRAWAL
+        )
+    assert caught.value.code == "link_withdrawn"
+    assert Withdrawal.objects.count() == 1
+
+
+def test_withdraw_needs_reason_and_authority(world, link):
+    with pytest.raises(Refusal) as caught:
+        services.withdraw(
+            actor=world.curator, grounding_id=link.pk, expected_revision=1, withdrawal={}
+        )
+    assert {o.pointer for o in caught.value.offenders} == {"/reason", "/authority_ref"}
+
+
+def test_withdraw_by_a_reviewer_is_refused(world, link):
+    with pytest.raises(Refusal) as caught:
+        services.withdraw(
+            actor=world.reviewer, grounding_id=link.pk, expected_revision=1, withdrawal=WITHDRAWAL
+        )
+    assert caught.value.code == "role_required"
+
+
+def _all_text_in_database() -> str:
+    """Every text and JSON column of every table, history included."""
+    chunks = []
+    with connection.cursor() as cursor:
+        for table in connection.introspection.table_names():
+            cursor.execute(f'SELECT * FROM "{table}"')
+            for row in cursor.fetchall():
+                chunks.extend(str(value) for value in row if value is not None)
+    return "\n".join(chunks)
+
+
+def test_dispose_purges_selector_quotes_from_current_and_history_rows(world):
+    secret = "sealed clause 7b"
+    passage = factories.make_passage(f"The contract has a {secret} inside.")
+    payload = factories.link_payload(world.dimension, world.profile, passage)
+    payload["anchor"]["source_selector"] = {"type": "TextQuoteSelector", "exact": secret}
+    link = services.register(actor=world.curator, payload=payload)
+    link = services.revise(
+        actor=world.curator,
+        grounding_id=link.pk,
+        expected_revision=1,
+        changes={
+            "anchor": {"source_selector": {"type": "TextQuoteSelector", "exact": secret[:10]}},
+            "revision_reason": "narrower",
+        },
+    )
+    record = services.dispose(
+        actor=world.access_steward,
+        grounding_id=link.pk,
+        expected_revision=2,
+        disposal={"receipt_ref": "urn:storage:receipt:77", "policy_ref": "urn:policy:ret@1"},
+    )
+    link = GroundingLink.objects.get(pk=link.pk)
+    assert link.record_state == RecordState.DISPOSED
+    assert link.disposition_receipt_ref == "urn:storage:receipt:77"
+    assert record.purged == {"passage_bindings": 2, "passage_binding_history": 2}
+    for binding in PassageBinding.objects.filter(link=link):
+        assert binding.source_selector == {"type": "TextQuoteSelector", "purged": True}
+    history_selectors = [
+        row.source_selector for row in PassageBinding.history.filter(link_id=link.pk)
+    ]
+    assert all("exact" not in s for s in history_selectors)
+    # Quote text survives only in the evidence passage master (content table).
+    everything = _all_text_in_database().replace(passage.text, "")
+    assert secret[:10] not in everything
+
+
+def test_dispose_needs_the_access_steward(world, link):
+    with pytest.raises(Refusal) as caught:
+        services.dispose(
+            actor=world.curator,
+            grounding_id=link.pk,
+            expected_revision=1,
+            disposal={"receipt_ref": "r", "policy_ref": "p"},
+        )
+    assert caught.value.code == "role_required"
