@@ -1,0 +1,172 @@
+"""Default deny, field by field, through the one projection every read uses."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from grounding import projection
+from grounding.selectors import current_records, get_link
+from policies import governance
+from policies.choices import DisclosableField, Role
+from policies.disclosure import RESTRICTED_SOURCE_FIELDS
+from policies.models import DisclosureDecision
+from policies.refusals import Refusal
+from tests import factories
+
+ALL = sorted(DisclosableField.values)
+# Where each disclosable field shows in the document when it is covered.
+PRESENT = {
+    "statement": lambda d: "statement" in d,
+    "support": lambda d: "support" in d,
+    "passage.locator": lambda d: "locator" in d["passage"] and "canonical_url" in d["passage"],
+    "passage.title": lambda d: "title" in d["passage"],
+    "passage.excerpt": lambda d: "excerpt" in d["passage"],
+    "anchor.selector": lambda d: "source_selector" in d["anchor"],
+    "assessments.verdict": lambda d: all("verdict" in a for a in d["assessments"]),
+    "assessments.reviewer": lambda d: all("reviewer_ref" in a for a in d["assessments"]),
+}
+
+
+def read_as(link, recipient, purpose="citation-display"):
+    link = get_link(link.pk)
+    reader = projection.Reader((recipient,), purpose)
+    coverage = projection.coverage(link, [reader])
+    document, _ = projection.disclose(link, current_records(link), coverage)
+    return document
+
+
+def decide(world, fields, **overrides):
+    values = {
+        "decision_ref": f"urn:access:{len(fields)}:{overrides.get('recipient_scope', 'p')}",
+        "recipient_scope": "partner:acme",
+        "purpose": "citation-display",
+        "fields": fields,
+        "grounding_ids": None,
+    }
+    values.update(overrides)
+    return governance.record_disclosure_decision(
+        actor=world.access_steward, dimension=world.dimension, values=values
+    )
+
+
+@pytest.fixture
+def assessed_link(world, link):
+    from grounding import services
+
+    services.bind_assessment(
+        actor=world.reviewer,
+        grounding_id=link.pk,
+        expected_revision=1,
+        assessment=factories.assessment_body(1),
+    )
+    return link
+
+
+@pytest.mark.parametrize("field", ALL)
+def test_each_field_is_shown_only_when_covered(world, assessed_link, field):
+    decide(world, [field])
+    document = read_as(assessed_link, "partner:acme")
+    assert PRESENT[field](document), field
+    for other in set(ALL) - {field}:
+        if other.startswith("assessments") and field.startswith("assessments"):
+            continue
+        assert other in document["withheld"]
+    assert field not in document["withheld"]
+
+
+def test_no_covering_decision_is_refused(world, link):
+    with pytest.raises(Refusal) as caught:
+        read_as(link, "partner:nobody")
+    assert caught.value.code == "disclosure_not_decided"
+
+
+def test_a_decision_for_another_purpose_does_not_cover(world, link):
+    decide(world, ALL, purpose="marketing")
+    with pytest.raises(Refusal) as caught:
+        read_as(link, "partner:acme", purpose="citation-display")
+    assert caught.value.code == "disclosure_not_decided"
+
+
+def test_an_expired_or_future_decision_does_not_cover(world, link):
+    now = timezone.now()
+    decide(world, ALL, valid_until=now - timedelta(seconds=1))
+    decide(world, ALL, decision_ref="urn:access:future", valid_from=now + timedelta(days=1))
+    with pytest.raises(Refusal):
+        read_as(link, "partner:acme")
+
+
+def test_a_decision_scoped_to_listed_links_covers_only_those(world, link):
+    other = factories.register_link(world.curator, world.dimension, world.profile)
+    decide(world, ["statement"], grounding_ids=[str(link.pk)])
+    assert read_as(link, "partner:acme")["statement"]["statement_ref"] == "urn:answer:42#s3"
+    with pytest.raises(Refusal):
+        read_as(other, "partner:acme")
+
+
+def test_revocation_suppresses_display_but_keeps_assessments_and_history(world, assessed_link):
+    decision = decide(world, ALL)
+    assert read_as(assessed_link, "partner:acme")["assessments"][0]["verdict"] == "supporting"
+    governance.revoke_disclosure_decision(actor=world.access_steward, decision=decision)
+    with pytest.raises(Refusal):
+        read_as(assessed_link, "partner:acme")
+    assert assessed_link.assessments.get().verdict == "supporting"
+    history = DisclosureDecision.history.filter(decision_ref=decision.decision_ref)
+    assert history.count() == 2
+
+
+def test_restricted_sources_win_over_link_permissions(world):
+    secret = factories.make_passage("Sealed minutes: the bridge opened in 1932.", title="Minutes")
+    secret.access_label = "restricted"
+    secret._change_reason = "restricted by source owner"
+    secret.save()
+    link = factories.register_link(world.curator, world.dimension, world.profile, secret)
+    decide(world, ALL)
+    document = read_as(link, "partner:acme")
+    assert sorted(RESTRICTED_SOURCE_FIELDS) == sorted(
+        set(document["withheld"]) & RESTRICTED_SOURCE_FIELDS
+    )
+    assert "excerpt" not in document["passage"]
+    assert "title" not in document["passage"]
+    assert "source_selector" not in document["anchor"]
+    assert "Sealed" not in str(document)
+    decide(
+        world,
+        ALL,
+        decision_ref="urn:access:named-restricted",
+        recipient_scope="partner:court",
+        includes_restricted_sources=True,
+    )
+    named = read_as(link, "partner:court")
+    assert named["passage"]["excerpt"].startswith("Sealed minutes")
+    assert named["withheld"] == []
+
+
+def test_a_new_dimension_records_revocable_decisions_for_its_staff(world, link):
+    internal = DisclosureDecision.objects.filter(dimension=world.dimension, internal=True)
+    assert sorted((d.recipient_scope, d.purpose) for d in internal) == [
+        ("role:access_steward", "stewardship"),
+        ("role:curator", "curation"),
+        ("role:reviewer", "review"),
+        ("role:steward", "stewardship"),
+    ]
+    readers = projection.readers_for_user(world.curator, world.dimension)
+    document, _ = projection.disclose(
+        get_link(link.pk), current_records(get_link(link.pk)), projection.coverage(link, readers)
+    )
+    assert document["withheld"] == []
+    curation = internal.get(recipient_scope="role:curator")
+    governance.revoke_disclosure_decision(actor=world.access_steward, decision=curation)
+    with pytest.raises(Refusal):
+        projection.disclose(
+            link,
+            current_records(get_link(link.pk)),
+            projection.coverage(link, projection.readers_for_user(world.curator, world.dimension)),
+        )
+
+
+def test_a_projection_agent_has_no_internal_decision(world, link):
+    assert projection.readers_for_user(world.projection_agent, world.dimension) == []
+    assert Role.PROJECTION_AGENT not in {
+        d.recipient_scope for d in DisclosureDecision.objects.all()
+    }
