@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint ci clean
+.PHONY: install run test lint ci clean bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,3 +28,7 @@ lint: install
 
 clean:
 	rm -rf $(VENV) db.sqlite3 test-artifacts
+
+# Benchmarks (PostgreSQL only; not part of `make test`). Writes bench/results.json.
+bench: install
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} $(BIN)/python -m bench.run

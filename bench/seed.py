@@ -1,0 +1,126 @@
+"""COPY helpers: the database's own limit, and the 1,000,000-link read corpus.
+
+Rows are cloned from a template link that the real service registered, so every
+column holds what the real path writes (history rows included)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+# The rows one registration writes: link, two bindings, their three history rows and
+# one audit event. Parents first so deferred foreign keys are satisfied at commit.
+TABLES = (
+    "grounding_statementbinding",
+    "grounding_passagebinding",
+    "grounding_groundinglink",
+    "grounding_historicalstatementbinding",
+    "grounding_historicalpassagebinding",
+    "grounding_historicalgroundinglink",
+    "policies_auditevent",
+)
+
+
+def template_rows(conn: psycopg.Connection, grounding_id: uuid.UUID) -> dict[str, tuple]:
+    """{table: (columns, row)} for the rows written when `grounding_id` was registered."""
+    out = {}
+    with conn.cursor() as cur:
+        for table in TABLES:
+            key = "grounding_id" if table.endswith("groundinglink") else "link_id"
+            if table == "policies_auditevent":
+                key = "grounding_id"
+            cur.execute(f"SELECT * FROM {table} WHERE {key} = %s LIMIT 1", [grounding_id])
+            columns = [d.name for d in cur.description]
+            out[table] = (columns, cur.fetchone())
+    return out
+
+
+def _adapt(value: Any) -> Any:
+    return Jsonb(value) if isinstance(value, dict | list) else value
+
+
+def clone_rows(
+    template: dict[str, tuple], count: int, *, vary=None, history_start: int = 10_000_000
+) -> Iterator[tuple[str, list[str], list[tuple]]]:
+    """Rows for `count` new links, table by table, with fresh ids."""
+    ids = []
+    for _ in range(count):
+        ids.append({"link": uuid.uuid4(), "statement": uuid.uuid4(), "passage": uuid.uuid4()})
+    t_link = template["grounding_groundinglink"][1][
+        template["grounding_groundinglink"][0].index("grounding_id")
+    ]
+    t_statement = template["grounding_statementbinding"][1][0]
+    t_passage = template["grounding_passagebinding"][1][0]
+    for table in TABLES:
+        columns, row = template[table]
+        rows = []
+        for index, new in enumerate(ids):
+            mapping = {
+                t_link: new["link"],
+                t_statement: new["statement"],
+                t_passage: new["passage"],
+            }
+            values = [mapping.get(v, v) if isinstance(v, uuid.UUID) else v for v in row]
+            if "history_id" in columns:
+                values[columns.index("history_id")] = history_start + index
+            if table == "policies_auditevent":
+                values[columns.index("event_id")] = uuid.uuid4()
+            if vary is not None:
+                vary(table, columns, values, index)
+            rows.append(tuple(_adapt(v) for v in values))
+        yield table, columns, rows
+
+
+def copy_links(conn, template, count, *, target_prefix="", vary=None, history_start=10_000_000):
+    """COPY `count` cloned links; returns (seconds, rows written)."""
+    started = time.perf_counter()
+    written = 0
+    with conn.cursor() as cur:
+        for table, columns, rows in clone_rows(
+            template, count, vary=vary, history_start=history_start
+        ):
+            column_list = ", ".join(f'"{c}"' for c in columns)
+            with cur.copy(f"COPY {target_prefix}{table} ({column_list}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            written += len(rows)
+    conn.commit()
+    return time.perf_counter() - started, written
+
+
+def insert_links(conn, template, count, *, target_prefix=""):
+    """executemany of the same rows: the other way a driver can write them."""
+    started = time.perf_counter()
+    written = 0
+    with conn.cursor() as cur:
+        for table, columns, rows in clone_rows(template, count):
+            column_list = ", ".join(f'"{c}"' for c in columns)
+            marks = ", ".join(["%s"] * len(columns))
+            cur.executemany(
+                f"INSERT INTO {target_prefix}{table} ({column_list}) VALUES ({marks})", rows
+            )
+            written += len(rows)
+    conn.commit()
+    return time.perf_counter() - started, written
+
+
+def make_scratch_tables(conn, prefix: str) -> None:
+    """Copies of the real tables (defaults and indexes, no foreign keys)."""
+    with conn.cursor() as cur:
+        for table in TABLES:
+            cur.execute(f"DROP TABLE IF EXISTS {prefix}{table}")
+            cur.execute(
+                f"CREATE TABLE {prefix}{table} (LIKE {table} INCLUDING DEFAULTS INCLUDING INDEXES)"
+            )
+    conn.commit()
+
+
+def truncate_scratch(conn, prefix: str) -> None:
+    with conn.cursor() as cur:
+        cur.execute(", ".join(f"{prefix}{t}" for t in TABLES).join(("TRUNCATE ", "")))
+    conn.commit()
