@@ -73,17 +73,22 @@ def register_payload(index: int, *, passage_id: str | None = None) -> dict[str, 
         "statement": {
             "statement_ref": f"urn:answer:{index}#s1",
             "answer_revision_ref": f"urn:answer:{index}@1",
-            "answer_selector": {"type": "TextPositionSelector", "start": 10, "end": 58},
+            "answer_selector": {
+                "type": "TextPositionSelector",
+                "start": index % 400,
+                "end": index % 400 + 48,
+            },
             "answer_representation": {"language": "en", "media_type": "text/plain"},
-            "claim_scope": {"proposition": "The bridge opened in 1932."},
+            "claim_scope": {"proposition": f"The bridge opened in {1900 + index % 120}."},
             "rebind_requirement": "none",
         },
         "passage": passage,
         "anchor": {
+            # Selectors differ per link, as they do in real answers.
             "source_selector": {
                 "type": "TextQuoteSelector",
-                "exact": "opened in 1932",
-                "prefix": "The bridge ",
+                "exact": f"opened in {1900 + index % 120}",
+                "prefix": f"The bridge {WORDS[index % len(WORDS)]} ",
                 "suffix": ".",
             },
             "selector_profile": "nfc-codepoint-halfopen@1",

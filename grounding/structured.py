@@ -149,6 +149,45 @@ def validate(
     ``/statement/answer_selector``). ``profile_schema`` is a stricter schema pinned
     by an adoption profile; its failures are reported with the code prefix
     ``profile.``. Raises KeyError for an unknown ``name``.
+
+    Validation is a pure function of the value, so results are memoized by the
+    value's canonical JSON: bulk registrations repeat representations, scopes and
+    time qualifiers, and jsonschema's $ref resolution is the hot path there.
+    """
+    try:
+        key = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        profile_key = (
+            json.dumps(profile_schema, sort_keys=True, separators=(",", ":"))
+            if profile_schema is not None
+            else None
+        )
+    except (TypeError, ValueError, RecursionError):
+        # Not canonical JSON (or nested too deep to serialize): validate uncached.
+        return _validate(name, value, pointer=pointer, profile_schema=profile_schema)
+    found = _memo(name, key, profile_key)
+    return [Offender(pointer + o.pointer, o.code, o.detail) for o in found]
+
+
+@functools.lru_cache(maxsize=8192)
+def _memo(name: str, key: str, profile_key: str | None) -> tuple[Offender, ...]:
+    value = json.loads(key)
+    profile_schema = json.loads(profile_key) if profile_key is not None else None
+    return tuple(_validate(name, value, pointer="", profile_schema=profile_schema))
+
+
+def _validate(
+    name: str,
+    value: object,
+    *,
+    pointer: str = "",
+    profile_schema: dict | None = None,
+) -> list[Offender]:
+    """Every offender of ``value`` against the schema ``name`` (empty when valid).
+
+    ``pointer`` locates ``value`` in the enclosing document (for example
+    ``/statement/answer_selector``). ``profile_schema`` is a stricter schema pinned
+    by an adoption profile; its failures are reported with the code prefix
+    ``profile.``. Raises KeyError for an unknown ``name``.
     """
     validator = _validator(name)
     too_deep = _too_deep(value, pointer)
