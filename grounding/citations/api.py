@@ -1,0 +1,39 @@
+"""POST /api/v1/groundings/from-citations/: a thin view over the service.
+
+Refusals propagate as policies.refusals.Refusal; the project's exception handler
+(grounding.api.errors) renders them as problem+json.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from grounding.citations.service import register_from_citations
+
+
+class FromCitationsView(APIView):
+    permission_classes = [IsAuthenticated]
+    # One request may register many links: rated like the bulk endpoint.
+    throttle_scope = "bulk"
+
+    @extend_schema(
+        summary="Register candidate links from a provider's citations",
+        description=(
+            "Body: dimension, profile, answer_revision_ref, format "
+            "(anthropic-messages | openai-responses), payload (the provider's response "
+            "object as returned) and passages (document key ⇒ {passage_id} or an "
+            "external binding). 201 when links were created, 200 on a replay."
+        ),
+        request=OpenApiTypes.OBJECT,
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        tags=["groundings"],
+    )
+    def post(self, request: Request) -> Response:
+        report, created = register_from_citations(actor=request.user, request=request.data)
+        return Response(report, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
