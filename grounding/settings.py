@@ -15,6 +15,13 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DJANGO_DEBUG", default=False)
 
+# `DJANGO_ENV=production` turns on what needs a TLS-terminating proxy in front and
+# collected static files (HTTPS redirect, trusted X-Forwarded-Proto, hashed static
+# names). Without it (local runs, the test suite) those stay off; README "Deployment".
+PRODUCTION = env_str("DJANGO_ENV", default="").strip().lower() == "production"
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("DJANGO_DEBUG must be off when DJANGO_ENV=production.")
+
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", default="")
 if not SECRET_KEY:
     if not DEBUG:
@@ -24,6 +31,28 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list(
     "DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"] if DEBUG else []
 )
+
+# HTTPS and browser hardening (`manage.py check --deploy` passes with DJANGO_ENV=production).
+# Each can be overridden by its own variable.
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https")
+    if env_bool("DJANGO_SECURE_PROXY_SSL_HEADER", default=PRODUCTION)
+    else None
+)
+USE_X_FORWARDED_HOST = env_bool("DJANGO_USE_X_FORWARDED_HOST", default=False)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", default=PRODUCTION)
+# Probes reach the app server directly over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz/?$", r"^readyz/?$"]
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("DJANGO_CSRF_COOKIE_SECURE", default=not DEBUG)
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool(
+    "DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=SECURE_HSTS_SECONDS > 0
+)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", default=SECURE_HSTS_SECONDS > 0)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -45,6 +74,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "policies.request_context.RequestIdMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -82,6 +112,24 @@ DATABASES = {
     )
 }
 
+# Optional read replica: list/read queries go there, anything in a write transaction
+# or a write request stays on the primary (grounding/db_router.py). Tests mirror it
+# onto the test database.
+if env_str("DATABASE_REPLICA_URL", default=""):
+    DATABASES["replica"] = {
+        **dj_database_url.config(
+            env="DATABASE_REPLICA_URL",
+            conn_max_age=env_int("DATABASE_CONN_MAX_AGE", default=60),
+            conn_health_checks=True,
+        ),
+        "TEST": {"MIRROR": "default"},
+    }
+    DATABASE_ROUTERS = ["grounding.db_router.ReplicaRouter"]
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("policies.request_context.RequestIdMiddleware") + 1,
+        "grounding.db_router.PrimaryForWritesMiddleware",
+    )
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -98,6 +146,22 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Static files are served by WhiteNoise. In production they are collected at image build
+# (`collectstatic`) under hashed, compressed names; elsewhere (DEBUG, the test suite) they
+# are found in the apps on request, so nothing needs collecting.
+STATIC_MANIFEST = env_bool("DJANGO_STATIC_MANIFEST", default=PRODUCTION)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            if STATIC_MANIFEST
+            else "django.contrib.staticfiles.storage.StaticFilesStorage"
+        )
+    },
+}
+WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
+WHITENOISE_AUTOREFRESH = not STATIC_MANIFEST
 LOGIN_URL = "admin:login"
 
 # Requests larger than this are refused before any view runs (API.md: 8 MiB).
@@ -112,25 +176,76 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # All bodies are JSON (API.md); the parser enforces DATA_UPLOAD_MAX_MEMORY_SIZE (413).
+    "DEFAULT_PARSER_CLASSES": ["grounding.api.parsers.LimitedJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "grounding.api.errors.problem_exception_handler",
+    # `format` is a query parameter of the projection (API.md), not a renderer switch.
+    "URL_FORMAT_OVERRIDE": None,
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_THROTTLE_CLASSES": ["grounding.api.throttling.ScopedUserRateThrottle"],
+    # Per user and scope; GROUNDING_THROTTLE_RATES="write=100/min,bulk=10/min" overrides.
+    "DEFAULT_THROTTLE_RATES": {
+        "read": "1200/min",
+        "write": "300/min",
+        "bulk": "30/min",
+        **dict(
+            item.split("=", 1)
+            for item in env_list("GROUNDING_THROTTLE_RATES", default=[])
+            if "=" in item
+        ),
+    },
 }
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Grounding-link registry API",
-    "DESCRIPTION": "WM-MEM-016 Answer Grounding: records, never judges.",
+    "DESCRIPTION": "WM-MEM-016 Answer Grounding: records, never judges. Errors are "
+    "application/problem+json; mutations of an existing link name the revision they "
+    'expect with If-Match: "<revision>" (or expected_revision in the body).',
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "RecordStateEnum": "grounding.choices.RecordState",
+        "RecheckStateEnum": "grounding.choices.RecheckState",
+        "DisplayStateEnum": "grounding.choices.DisplayState",
+        "SupportKindEnum": "grounding.choices.SupportKind",
+        "VerdictEnum": "grounding.choices.Verdict",
+        "ResolutionStateEnum": "grounding.choices.ResolutionState",
+        "MembershipRoleEnum": "grounding.choices.MembershipRole",
+        "DisclosableFieldEnum": "policies.choices.DisclosableField",
+    },
 }
 
 # simple-history: history rows record who acted and why.
 SIMPLE_HISTORY_HISTORY_CHANGE_REASON_USE_TEXT_FIELD = True
 SIMPLE_HISTORY_REVERT_DISABLED = True
 
+# Logs: JSON lines on stdout, each with the request id (grounding/logging.py).
+# DJANGO_LOG_FORMAT=text gives plain lines for local reading.
+LOG_LEVEL = env_str("DJANGO_LOG_LEVEL", default="INFO").upper()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", default="INFO")},
+    "formatters": {
+        "json": {"()": "grounding.logging.JsonFormatter"},
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {
+        "stdout": {
+            "class": "logging.StreamHandler",
+            "stream": "ext://sys.stdout",
+            "formatter": env_str("DJANGO_LOG_FORMAT", default="json"),
+        }
+    },
+    "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
+    "loggers": {
+        # Django's own loggers propagate to the root handler instead of their defaults.
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+    },
 }

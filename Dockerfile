@@ -1,0 +1,36 @@
+# The registry's application image: gunicorn serving grounding.wsgi, static files
+# collected at build time and served by WhiteNoise. Runs as an unprivileged user.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONPATH=/app \
+    DJANGO_ENV=production
+
+WORKDIR /app
+
+RUN groupadd --system app \
+    && useradd --system --gid app --home-dir /app --no-create-home --shell /usr/sbin/nologin app
+
+# Dependencies first (cached while only the source changes), then the project itself.
+COPY pyproject.toml README.md ./
+COPY grounding ./grounding
+COPY evidence ./evidence
+COPY policies ./policies
+RUN pip install .
+COPY manage.py ./
+COPY templates ./templates
+
+# Hashed, compressed static files for WhiteNoise. The key only lets settings load
+# during the build; the real DJANGO_SECRET_KEY is supplied at run time.
+RUN DJANGO_SECRET_KEY=build-time-only-not-a-secret python manage.py collectstatic --noinput \
+    && chown -R app:app /app
+
+USER app
+
+EXPOSE 8000
+
+# Workers and threads come from the environment; access and error logs go to stdout.
+CMD ["sh", "-c", "exec gunicorn grounding.wsgi --bind 0.0.0.0:${PORT:-8000} --workers ${GUNICORN_WORKERS:-3} --threads ${GUNICORN_THREADS:-4} --timeout ${GUNICORN_TIMEOUT:-30} --access-logfile - --error-logfile -"]

@@ -1,0 +1,111 @@
+"""docker-compose.yml is a valid Compose file with the deployment's expected shape.
+
+No Docker engine runs here, so the file is checked against the Compose
+Specification JSON Schema (../shared/conformance/compose-spec/compose-spec.json).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from django.conf import settings
+from jsonschema import Draft7Validator
+
+PROJECT = Path(settings.BASE_DIR)
+COMPOSE_FILE = PROJECT / "docker-compose.yml"
+COMPOSE_SCHEMA = PROJECT.parent / "shared" / "conformance" / "compose-spec" / "compose-spec.json"
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    with COMPOSE_FILE.open(encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict:
+    if not COMPOSE_SCHEMA.is_file():
+        pytest.skip(f"Compose Specification schema not found at {COMPOSE_SCHEMA}")
+    return json.loads(COMPOSE_SCHEMA.read_text(encoding="utf-8"))
+
+
+def _errors(schema: dict, document: dict) -> list[str]:
+    validator = Draft7Validator(schema, format_checker=Draft7Validator.FORMAT_CHECKER)
+    return [
+        f"{'/'.join(map(str, error.absolute_path)) or '<root>'}: {error.message}"
+        for error in validator.iter_errors(document)
+    ]
+
+
+def test_compose_file_validates_against_the_compose_specification(compose, schema):
+    Draft7Validator.check_schema(schema)
+    assert _errors(schema, compose) == []
+
+
+def test_the_schema_check_would_catch_a_broken_file(compose, schema):
+    broken = json.loads(json.dumps(compose))
+    broken["services"]["web"]["depends_on"]["migrate"]["condition"] = "whenever"
+    broken["services"]["db"]["healthcheck"]["retry"] = 10  # not a Compose key
+    assert len(_errors(schema, broken)) >= 2
+
+
+def test_services_are_db_migrate_and_web(compose):
+    assert set(compose["services"]) == {"db", "migrate", "web"}
+
+
+def test_postgres_has_a_healthcheck_and_a_named_volume(compose):
+    db = compose["services"]["db"]
+    assert db["image"].startswith("postgres:")
+    test = db["healthcheck"]["test"]
+    assert "pg_isready" in " ".join(test if isinstance(test, list) else [test])
+    volume_name, mount = db["volumes"][0].split(":", 1)
+    assert mount.startswith("/var/lib/postgresql/data")
+    assert volume_name in compose["volumes"], "the data volume must be a named volume"
+    assert "${POSTGRES_PASSWORD:?" in db["environment"]["POSTGRES_PASSWORD"]
+
+
+def test_migrate_runs_once_after_the_database_is_healthy(compose):
+    migrate = compose["services"]["migrate"]
+    assert migrate["command"][:3] == ["python", "manage.py", "migrate"]
+    assert migrate["depends_on"] == {"db": {"condition": "service_healthy"}}
+    assert migrate.get("restart") == "no"
+    assert "build" in migrate
+
+
+def test_web_runs_gunicorn_after_migrations_completed(compose):
+    web = compose["services"]["web"]
+    assert web["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
+    assert web["depends_on"]["db"] == {"condition": "service_healthy"}
+    command = web["command"]
+    assert command[:2] == ["gunicorn", "grounding.wsgi"]
+    options = dict(zip(command[2::2], command[3::2], strict=True))
+    assert options["--workers"].startswith("${GUNICORN_WORKERS:-")
+    assert options["--threads"].startswith("${GUNICORN_THREADS:-")
+    assert options["--access-logfile"] == "-"
+    assert options["--error-logfile"] == "-"
+    assert "/healthz" in " ".join(web["healthcheck"]["test"])
+
+
+def test_web_and_migrate_get_the_production_environment(compose):
+    for name in ("migrate", "web"):
+        env = compose["services"][name]["environment"]
+        assert env["DJANGO_ENV"].startswith("${DJANGO_ENV:-production")
+        assert "${DJANGO_SECRET_KEY:?" in env["DJANGO_SECRET_KEY"]
+        assert env["DATABASE_URL"].startswith("postgres://")
+        assert "@db:5432/" in env["DATABASE_URL"]
+        assert "DATABASE_REPLICA_URL" in env
+
+
+def test_dockerfile_builds_a_non_root_gunicorn_image():
+    dockerfile = (PROJECT / "Dockerfile").read_text(encoding="utf-8")
+    lines = [line.strip() for line in dockerfile.splitlines()]
+    assert next(line for line in lines if line.startswith("FROM")) == "FROM python:3.11-slim"
+    assert "RUN pip install ." in lines
+    assert "collectstatic --noinput" in dockerfile
+    user_lines = [line for line in lines if line.startswith("USER ")]
+    assert user_lines and user_lines[-1] not in ("USER root", "USER 0")
+    assert "gunicorn grounding.wsgi" in dockerfile
+    assert (PROJECT / ".dockerignore").is_file()

@@ -1,0 +1,118 @@
+"""The read-replica router: reads to `replica` unless in a write transaction or a write
+request; writes and migrations always on `default`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from django.conf import settings
+from django.db import transaction
+from django.http import HttpResponse
+from django.test import RequestFactory
+
+from grounding import db_router
+from grounding.db_router import PrimaryForWritesMiddleware, ReplicaRouter, use_primary
+from policies.models import AuditEvent
+
+
+@pytest.fixture
+def router(monkeypatch):
+    monkeypatch.setattr(db_router, "replica_configured", lambda: True)
+    return ReplicaRouter()
+
+
+def _obj(alias):
+    return SimpleNamespace(_state=SimpleNamespace(db=alias))
+
+
+def test_reads_go_to_the_replica_outside_a_transaction(router):
+    assert not transaction.get_connection("default").in_atomic_block
+    assert router.db_for_read(AuditEvent) == "replica"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reads_inside_a_transaction_on_the_primary_stay_on_the_primary(router):
+    assert router.db_for_read(AuditEvent) == "replica"
+    with transaction.atomic():
+        assert router.db_for_read(AuditEvent) == "default"
+    assert router.db_for_read(AuditEvent) == "replica"
+
+
+def test_writes_always_go_to_the_primary(router):
+    assert router.db_for_write(AuditEvent) == "default"
+
+
+def test_use_primary_pins_reads(router):
+    with use_primary():
+        assert router.db_for_read(AuditEvent) == "default"
+    assert router.db_for_read(AuditEvent) == "replica"
+
+
+def test_without_a_replica_everything_reads_from_the_primary():
+    assert "replica" not in settings.DATABASES
+    assert ReplicaRouter().db_for_read(AuditEvent) == "default"
+
+
+@pytest.mark.parametrize(
+    ("method", "expected"),
+    [("get", "replica"), ("head", "replica"), ("post", "default"), ("patch", "default")],
+)
+def test_write_requests_read_from_the_primary(router, method, expected):
+    seen = []
+
+    def view(request):
+        seen.append(router.db_for_read(AuditEvent))
+        return HttpResponse()
+
+    PrimaryForWritesMiddleware(view)(getattr(RequestFactory(), method)("/"))
+    assert seen == [expected]
+    assert router.db_for_read(AuditEvent) == "replica"
+
+
+def test_relations_are_allowed_between_primary_and_replica(router):
+    assert router.allow_relation(_obj("default"), _obj("replica")) is True
+    assert router.allow_relation(_obj("replica"), _obj("replica")) is True
+    assert router.allow_relation(_obj("default"), _obj("elsewhere")) is None
+
+
+def test_migrations_run_only_on_the_primary(router):
+    assert router.allow_migrate("default", "grounding") is True
+    assert router.allow_migrate("replica", "grounding") is False
+
+
+def test_settings_add_the_replica_only_when_configured():
+    code = (
+        "import json; from django.conf import settings as s; print(json.dumps({"
+        "'aliases': sorted(s.DATABASES), 'test': s.DATABASES['replica']['TEST'], "
+        "'name': s.DATABASES['replica']['NAME'], 'routers': s.DATABASE_ROUTERS, "
+        "'pinned': 'grounding.db_router.PrimaryForWritesMiddleware' in s.MIDDLEWARE}))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    env.update(
+        DJANGO_SETTINGS_MODULE="grounding.settings",
+        DJANGO_SECRET_KEY="test-only",
+        DATABASE_REPLICA_URL="postgres://reader@replica.internal:5432/grounding",
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(settings.BASE_DIR),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {
+        "aliases": ["default", "replica"],
+        "test": {"MIRROR": "default"},
+        "name": "grounding",
+        "routers": ["grounding.db_router.ReplicaRouter"],
+        "pinned": True,
+    }
+    assert getattr(settings, "DATABASE_ROUTERS", []) == []
