@@ -20,6 +20,7 @@ from simple_history.utils import bulk_create_with_history
 from evidence.choices import AccessLabel
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.wsp import document_error_code, validate_response
+from evidence.wsp.rules_envelope import storable
 from policies import audit
 from policies.choices import Role
 from policies.refusals import Refusal
@@ -85,7 +86,9 @@ def import_wsp_document(*, actor, document: dict) -> ImportResult:
 def _execution_id(document: Any) -> str | None:
     value = document.get("execution_id") if isinstance(document, dict) else None
     # Only a plausible identifier goes into the audit row, never arbitrary input.
-    return value if isinstance(value, str) and 0 < len(value) <= 255 else None
+    if isinstance(value, str) and 0 < len(value) <= 255 and storable(value):
+        return value
+    return None
 
 
 def _replay(execution_id: str, digest: str) -> ImportResult | None:

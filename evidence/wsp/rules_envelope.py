@@ -49,6 +49,41 @@ def banned_scan(document: Any) -> tuple[list[Offender], list[str]]:
     return sorted(found, key=lambda o: o.pointer), synthesis
 
 
+def storable(text: str) -> bool:
+    """Whether a string can be stored: valid UTF-8 (no lone surrogate) and no U+0000."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def character_offenders(document: Any) -> list[Offender]:
+    """Strings (keys or values) that no database column can hold literally.
+
+    JSON admits "\\u0000" and unpaired surrogate escapes; PostgreSQL text/jsonb and
+    UTF-8 do not. Refusing them keeps "stored byte for byte" true instead of failing
+    (or silently altering the text) at write time.
+    """
+    found: list[Offender] = []
+    stack: list[tuple[str, Any]] = [("", document)]
+    while stack:
+        pointer, node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                child = pointer_join(pointer, key)
+                if not storable(key):
+                    found.append(Offender(child, "unstorable_character", "in a member name"))
+                stack.append((child, value))
+        elif isinstance(node, list):
+            stack.extend((pointer_join(pointer, i), item) for i, item in enumerate(node))
+        elif isinstance(node, str) and not storable(node):
+            found.append(Offender(pointer, "unstorable_character", "U+0000 or a lone surrogate"))
+    return sorted(found, key=lambda o: o.pointer)
+
+
 def envelope_offenders(document: dict, index: DocumentIndex) -> Iterator[Offender]:
     status = document.get("status")
     error = document.get("error")

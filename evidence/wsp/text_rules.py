@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterator
 
 from evidence.offsets import nfc
+from evidence.wsp.rules_envelope import storable
 from policies.refusals import Offender, pointer_join
 
 DATA_URI = re.compile(
@@ -101,6 +102,8 @@ def segment_offenders(projected: dict, base: str) -> Iterator[Offender]:
     text = projected.get("text")
     if not isinstance(text, str):
         return
+    if not storable(text):
+        return  # unstorable_character already names it; it has no UTF-8 digest
     digest = projected.get("text_sha256")
     if isinstance(digest, str) and digest != sha256_hex(text):
         yield Offender(

@@ -18,7 +18,12 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from evidence.wsp.context import DocumentIndex
-from evidence.wsp.rules_envelope import BANNED_KEYS, banned_scan, envelope_offenders
+from evidence.wsp.rules_envelope import (
+    BANNED_KEYS,
+    banned_scan,
+    character_offenders,
+    envelope_offenders,
+)
 from evidence.wsp.rules_observations import observation_offenders, policy_action_offenders
 from evidence.wsp.rules_results import result_offenders
 from policies.refusals import Offender, pointer_join
@@ -40,13 +45,31 @@ def validate_response(document: object) -> list[Offender]:
     """Every offender of `document` against WSP v3 Amendment 002 and design/WSP.md."""
     banned, synthesis = banned_scan(document)
     offenders = _schema_offenders(document, synthesis)
+    offenders.extend(character_offenders(document))
     if isinstance(document, dict):
         index = DocumentIndex.build(document)
         offenders.extend(envelope_offenders(document, index))
         offenders.extend(observation_offenders(document, index))
         offenders.extend(policy_action_offenders(document, index))
         offenders.extend(result_offenders(document, index))
-    return banned + offenders
+    return [_printable(o) for o in banned + offenders]
+
+
+def _printable(offender: Offender) -> Offender:
+    """Pointers are built from member names; escape what UTF-8 cannot carry."""
+    pointer = offender.pointer
+    if "\x00" in pointer or not _encodes(pointer):
+        pointer = pointer.replace("\x00", "\\u0000").encode("utf-8", "backslashreplace").decode()
+        return Offender(pointer, offender.code, offender.detail)
+    return offender
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def document_error_code(offenders: list[Offender]) -> str:

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from evidence.wsp import validate_response
 from policies.models import Dimension, DimensionMembership
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -19,6 +20,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def load(name: str) -> dict:
     """A fresh deep copy of a fixture document (tests mutate them freely)."""
     return copy.deepcopy(_cached(name))
+
+
+def offenders_of(document: object) -> list[tuple[str, str]]:
+    """(pointer, code) of every offender, in the validator's order."""
+    return [(o.pointer, o.code) for o in validate_response(document)]
 
 
 _CACHE: dict[str, dict] = {}

@@ -20,10 +20,11 @@ from evidence.offsets import (
 from evidence.wsp import validate_response
 from tests.evidence.conftest import load
 
-# Astral characters, combining marks and plain text, mixed.
+# Astral characters, combining marks and plain text, mixed (U+0000 is unstorable: refused
+# by the validator as unstorable_character, so it is not part of the round trip).
 unicode_text = st.text(
     alphabet=st.one_of(
-        st.characters(blacklist_categories=("Cs",)),
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
         st.sampled_from(["\u0301", "\u0308", "\u0323", "e", "\U0001d518", "\U0001f600", "한"]),
     )
 )

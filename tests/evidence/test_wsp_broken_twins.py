@@ -11,8 +11,7 @@ import unicodedata
 
 import pytest
 
-from tests.evidence.conftest import load
-from tests.evidence.test_wsp_validation import offenders_of
+from tests.evidence.conftest import load, offenders_of
 
 
 def reproject(projected: dict, text: str) -> None:

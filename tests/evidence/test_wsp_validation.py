@@ -8,11 +8,7 @@ from __future__ import annotations
 import pytest
 
 from evidence.wsp import document_error_code, validate_response
-from tests.evidence.conftest import load
-
-
-def offenders_of(document) -> list[tuple[str, str]]:
-    return [(o.pointer, o.code) for o in validate_response(document)]
+from tests.evidence.conftest import load, offenders_of
 
 
 @pytest.mark.parametrize("name", ["search", "extract", "cache_hit", "aggregate"])
@@ -86,3 +82,17 @@ def test_offender_detail_never_echoes_source_text():
     doc["observations"][0]["provider_rank"] = "SECRET-SOURCE-TEXT"
     (offender,) = validate_response(doc)
     assert "SECRET-SOURCE-TEXT" not in offender.detail
+
+
+def test_nul_and_lone_surrogates_are_unstorable_and_never_crash_the_validator():
+    doc = load("search")
+    doc["observations"][1]["snippet"] = "bad \x00 byte"
+    doc["observations"][2]["title"] = "lone \ud800 surrogate"
+    doc["routing_receipt"]["k\udc00"] = 1
+    assert offenders_of(doc) == [
+        ("/observations/1/snippet", "unstorable_character"),
+        ("/observations/2/title", "unstorable_character"),
+        ("/routing_receipt/k\\udc00", "unstorable_character"),
+        # The title the result projects no longer derives from the observation's title.
+        ("/results/1/title/text", "projection_source_mismatch"),
+    ]

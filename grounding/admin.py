@@ -1,0 +1,462 @@
+"""Curator admin for grounding links and the records bound to them.
+
+Thin by design: reads go through the disclosure projection, writes through the
+services. Who sees and does what follows Dimension roles (not Django model
+permissions): any role in a link's Dimension lets a staff user view it (with the
+fields their decisions withhold shown as withheld); the curator role lets them
+revise it. Append-only records are read-only here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import NoReverseMatch, path, reverse
+from simple_history.admin import SimpleHistoryAdmin
+
+from grounding import services
+from grounding.admin_actions import (
+    disclosed,
+    holds,
+    mark_for_recheck,
+    readable_q,
+    roles_by_dimension,
+    run_builtin_resolver,
+    withdraw_links,
+    withheld_for,
+)
+from grounding.admin_forms import (
+    LinkChangeForm,
+    initial_from,
+    revision_changes,
+    revision_table,
+)
+from grounding.choices import RecordState
+from grounding.models import (
+    AnchorObservation,
+    Assessment,
+    Disposal,
+    EvidenceSet,
+    EvidenceSetMembership,
+    GroundingLink,
+    PassageBinding,
+    Projection,
+    StatementBinding,
+    Withdrawal,
+)
+from grounding.selectors import link_at_revision
+from policies.choices import DisclosableField as F
+from policies.choices import Role
+from policies.refusals import Refusal
+
+WITHHELD = "withheld"
+
+
+class RoleScopedMixin:
+    """View rights from Dimension roles; rows limited to links the user may read."""
+
+    link_path = "link__"  # from this model to its GroundingLink ("" for the link)
+
+    def _link_of(self, obj) -> GroundingLink:
+        return obj if isinstance(obj, GroundingLink) else obj.link
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).filter(readable_q(request, self.link_path))
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return holds(request)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        if obj is None:
+            return holds(request)
+        return holds(request, dimension_id=self._link_of(obj).dimension_id)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return "—" if value in (None, "") else str(value)
+
+
+class DisclosedRecordAdmin(RoleScopedMixin, admin.ModelAdmin):
+    """Read-only records of a link; columns in a withheld group show "withheld"."""
+
+    masked: dict[str, str] = {}  # column -> disclosable group
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def _cell(self, request: HttpRequest, name: str) -> Callable[[Any], str]:
+        # One closure per request and column: Django compares field entries by identity.
+        cells = request.__dict__.setdefault("_grounding_cells", {})
+        key = (type(self).__name__, name)
+        if key not in cells:
+            group = self.masked[name]
+
+            def cell(obj) -> str:
+                withheld = withheld_for(request, self._link_of(obj))
+                if withheld is None or group in withheld:
+                    return WITHHELD
+                return _show(getattr(obj, name))
+
+            cell.short_description = name.replace("_", " ")  # type: ignore[attr-defined]
+            cell.__name__ = name
+            cells[key] = cell
+        return cells[key]
+
+    def _swap(self, request: HttpRequest, names) -> list:
+        return [self._cell(request, n) if n in self.masked else n for n in names]
+
+    def get_list_display(self, request: HttpRequest):
+        return self._swap(request, self.list_display)
+
+    def get_fields(self, request: HttpRequest, obj=None):
+        names = [f.name for f in self.model._meta.concrete_fields]
+        return self._swap(request, names)
+
+
+class LinkRecordAdmin(DisclosedRecordAdmin):
+    list_filter = ("link__dimension",)
+    date_hierarchy = "recorded_at"
+    list_select_related = ("link", "link__current_passage__passage")
+    search_fields = ("link__grounding_id",)
+
+
+@admin.register(AnchorObservation)
+class AnchorObservationAdmin(LinkRecordAdmin):
+    list_display = ("observation_id", "link", "resolver_ref", "resolution_state", "recorded_at")
+    list_filter = ("link__dimension", "resolution_state")
+
+
+@admin.register(Assessment)
+class AssessmentAdmin(LinkRecordAdmin):
+    list_display = ("assessment_ref", "link", "reviewer_ref", "method_ref", "verdict")
+    list_filter = ("link__dimension", "verdict", "reviewer_kind")
+    search_fields = ("assessment_ref", "method_ref", "link__grounding_id")
+    masked = {
+        "verdict": F.ASSESSMENTS_VERDICT,
+        "reviewer_ref": F.ASSESSMENTS_REVIEWER,
+        "reviewer_kind": F.ASSESSMENTS_REVIEWER,
+    }
+
+
+@admin.register(Withdrawal)
+class WithdrawalAdmin(LinkRecordAdmin):
+    list_display = ("link", "reason", "authority_ref", "scope", "recorded_at")
+
+
+@admin.register(Disposal)
+class DisposalAdmin(LinkRecordAdmin):
+    list_display = ("link", "receipt_ref", "policy_ref", "recorded_at")
+
+
+@admin.register(Projection)
+class ProjectionAdmin(LinkRecordAdmin):
+    list_display = ("projection_id", "link", "format", "recipient_scope", "purpose", "created_at")
+    list_filter = ("link__dimension", "format")
+    date_hierarchy = "created_at"
+
+
+class BindingAdmin(DisclosedRecordAdmin, SimpleHistoryAdmin):
+    list_filter = ("link__dimension",)
+    date_hierarchy = "created_at"
+    list_select_related = ("link", "link__current_passage__passage")
+
+
+@admin.register(StatementBinding)
+class StatementBindingAdmin(BindingAdmin):
+    list_display = ("statement_ref", "answer_revision_ref", "link", "bound_in_revision")
+    search_fields = ("statement_ref", "answer_revision_ref")
+    masked = {
+        name: F.STATEMENT
+        for name in (
+            "statement_ref",
+            "answer_revision_ref",
+            "answer_selector",
+            "answer_representation",
+            "claim_scope",
+            "finalization_binding",
+        )
+    }
+
+
+@admin.register(PassageBinding)
+class PassageBindingAdmin(BindingAdmin):
+    list_display = ("passage_ref", "selector_profile", "link", "bound_in_revision")
+    search_fields = ("passage_ref", "passage__canonical_url", "passage__locator")
+    masked = {
+        "source_selector": F.ANCHOR_SELECTOR,
+        "context_ref": F.ANCHOR_SELECTOR,
+        "source_revision_binding": F.PASSAGE_LOCATOR,
+        "retrieval_observation_ref": F.PASSAGE_LOCATOR,
+        "representation_check": F.PASSAGE_EXCERPT,
+    }
+
+
+@admin.register(EvidenceSet)
+class EvidenceSetAdmin(DisclosedRecordAdmin, SimpleHistoryAdmin):
+    # Sets change through their own services (REST API); the admin shows them.
+    link_path = ""
+    list_display = ("evidence_set_ref", "dimension", "revision", "created_at")
+    list_filter = ("dimension",)
+    search_fields = ("evidence_set_ref",)
+    list_select_related = ("dimension",)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # A set belongs to a Dimension, not to one link.
+        return admin.ModelAdmin.get_queryset(self, request).filter(
+            dimension_id__in=list(roles_by_dimension(request))
+        )
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return holds(request, dimension_id=obj.dimension_id if obj else None)
+
+
+@admin.register(EvidenceSetMembership)
+class EvidenceSetMembershipAdmin(DisclosedRecordAdmin, SimpleHistoryAdmin):
+    list_display = ("evidence_set", "link", "membership_role", "added_in_set_revision")
+    list_filter = ("membership_role",)
+    list_select_related = ("evidence_set", "link")
+
+
+@admin.register(GroundingLink)
+class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
+    link_path = ""
+    list_filter = (
+        ("dimension", admin.RelatedOnlyFieldListFilter),
+        "record_state",
+        "recheck_state",
+        "display_state",
+        "support_kind",
+        "resolution_state",
+        ("profile", admin.RelatedOnlyFieldListFilter),
+    )
+    search_fields = (
+        "=grounding_id",
+        "master_ref",
+        "current_statement__statement_ref",
+        "current_passage__passage_ref",
+        "current_passage__passage__canonical_url",
+        "current_passage__passage__locator",
+    )
+    date_hierarchy = "observed_at"
+    list_select_related = (
+        "dimension",
+        "profile",
+        "current_statement",
+        "current_passage__passage",
+    )
+    list_per_page = 50
+    actions = (withdraw_links, mark_for_recheck, run_builtin_resolver)
+    object_history_template = "admin/grounding/groundinglink/object_history.html"
+
+    # -- rights follow Dimension roles
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # links are registered by clients through the API
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False  # withdraw instead; disposal needs a storage receipt
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        if obj is None:
+            return holds(request, Role.CURATOR)
+        final = obj.record_state in (RecordState.WITHDRAWN, RecordState.DISPOSED)
+        return not final and holds(request, Role.CURATOR, dimension_id=obj.dimension_id)
+
+    def has_withdraw_permission(self, request: HttpRequest) -> bool:
+        return holds(request, Role.CURATOR, Role.ACCESS_STEWARD)
+
+    def has_resolve_permission(self, request: HttpRequest) -> bool:
+        return holds(request, Role.CURATOR, Role.REVIEWER)
+
+    # -- list columns, masked per row by the reader's disclosure
+
+    def get_list_display(self, request: HttpRequest):
+        def cell(name: str, label: str, group: str | None, read: Callable[[Any], Any]):
+            @admin.display(description=label)
+            def column(link: GroundingLink) -> str:
+                withheld = withheld_for(request, link)
+                if withheld is None or (group and group in withheld):
+                    return WITHHELD
+                return _show(read(link))
+
+            column.__name__ = name
+            return column
+
+        return (
+            cell("link_id", "link", None, lambda link: str(link.grounding_id)[:13] + "…"),
+            cell("statement", "statement", F.STATEMENT, lambda link: link.current_statement),
+            cell("passage", "passage", None, lambda link: link.current_passage.passage_ref),
+            "dimension",
+            "record_state",
+            "recheck_state",
+            "display_state",
+            "resolution_state",
+            cell("support", "support kind", F.SUPPORT, lambda link: link.support_kind),
+            "revision",
+        )
+
+    # -- the change page: a form whose save calls `revise`, never Model.save()
+
+    def get_urls(self):
+        compare = self.admin_site.admin_view(self.compare_view)
+        return [
+            path("<path:object_id>/history/compare/", compare, name="grounding_link_compare"),
+            *super().get_urls(),
+        ]
+
+    def _readable_link(self, request: HttpRequest, object_id: str) -> tuple[GroundingLink, dict]:
+        try:
+            link = self.get_queryset(request).get(pk=object_id)
+        except (GroundingLink.DoesNotExist, ValueError, ValidationError) as exc:
+            raise Http404("no readable grounding link has this id") from exc
+        if not self.has_view_permission(request, link):
+            raise PermissionDenied
+        try:
+            return link, disclosed(request, link)
+        except Refusal as refusal:
+            raise PermissionDenied(refusal.detail) from refusal
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context=None
+    ) -> HttpResponse:
+        # Replaces changeform_view, which wraps everything in transaction.atomic: the
+        # services run their own durable transaction and cannot be nested.
+        link, document = self._readable_link(request, object_id)
+        can_change = self.has_change_permission(request, link)
+        withheld = document["withheld"]
+        conflict = None
+        if request.method == "POST":
+            if not can_change:
+                raise PermissionDenied
+            form = LinkChangeForm(request.POST, profile=link.profile, withheld=withheld)
+            if form.is_valid():
+                loaded = form.cleaned_data["loaded_revision"]
+                try:
+                    revised = services.revise(
+                        actor=request.user,
+                        grounding_id=link.pk,
+                        expected_revision=loaded,
+                        changes=form.changes(initial_from(document)),
+                    )
+                except Refusal as refusal:
+                    if refusal.code != "revision_mismatch":
+                        form.add_refusal(refusal)
+                    else:
+                        form, conflict = self._conflict(request, link, document, form, loaded)
+                else:
+                    self.message_user(
+                        request, f"Saved as revision {revised.revision}.", messages.SUCCESS
+                    )
+                    return HttpResponseRedirect(request.path)
+        else:
+            form = LinkChangeForm(
+                initial=initial_from(document), profile=link.profile, withheld=withheld
+            )
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Grounding link {link.grounding_id}",
+            "opts": self.model._meta,
+            "original": link,
+            "document": document,
+            "withheld": withheld,
+            "form": form,
+            "can_change": can_change,
+            "conflict": conflict,
+            "page_url": _page_url(link),
+            **(extra_context or {}),
+        }
+        return TemplateResponse(request, "admin/grounding/groundinglink/change_form.html", context)
+
+    def _conflict(self, request, link, document, form, loaded: int):
+        """Re-render with the curator's edits kept and what changed since named."""
+        link.refresh_from_db()
+        current_doc = disclosed(request, link)
+        try:
+            past, records = link_at_revision(link, loaded)
+            loaded_doc = disclosed(request, past, records)
+        except Refusal:
+            loaded_doc = document
+        data, both = form.merged_after_conflict(initial_from(loaded_doc), initial_from(current_doc))
+        rebound = LinkChangeForm(data, profile=link.profile, withheld=current_doc["withheld"])
+        rebound.is_valid()
+        conflict = {
+            "loaded_revision": loaded,
+            "current_revision": current_doc["revision"],
+            "changes": revision_changes(
+                link, loaded, current_doc["revision"], current_doc["withheld"]
+            ),
+            "both_changed": both,
+        }
+        return rebound, conflict
+
+    # -- history: readable revisions and a diff between any two
+
+    def set_history_delta_changes(self, request, historical_records, foreign_keys_are_objs=True):
+        # The raw per-row deltas would show withheld values; our template shows
+        # `revision_table` (masked by the reader's disclosure) instead.
+        return None
+
+    def history_view(self, request: HttpRequest, object_id: str, extra_context=None):
+        link, document = self._readable_link(request, object_id)
+        table = revision_table(link, document["withheld"])
+        context = {"revisions": table, "withheld": document["withheld"], **(extra_context or {})}
+        return super().history_view(request, object_id, extra_context=context)
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        # A single historical version opens as its difference from the one before.
+        link, _ = self._readable_link(request, object_id)
+        row = GroundingLink.history.filter(grounding_id=link.pk, history_id=version_id).first()
+        if row is None:
+            raise Http404
+        url = reverse("admin:grounding_link_compare", args=[link.pk])
+        return HttpResponseRedirect(f"{url}?from={max(row.revision - 1, 1)}&to={row.revision}")
+
+    def compare_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        link, document = self._readable_link(request, object_id)
+        try:
+            old = int(request.GET.get("from", max(link.revision - 1, 1)))
+            new = int(request.GET.get("to", link.revision))
+        except ValueError as exc:
+            raise Http404("revisions are numbers") from exc
+        if not (1 <= old <= link.revision and 1 <= new <= link.revision):
+            raise Http404("no such revision")
+        table = [
+            r for r in revision_table(link, document["withheld"]) if old < r["revision"] <= new
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Revision {old} → {new} of {link.grounding_id}",
+            "opts": self.model._meta,
+            "original": link,
+            "old": old,
+            "new": new,
+            "revisions": list(range(1, link.revision + 1)),
+            "changes": revision_changes(link, old, new, document["withheld"]),
+            "between": table,
+            "withheld": document["withheld"],
+        }
+        return TemplateResponse(
+            request, "admin/grounding/groundinglink/history_compare.html", context
+        )
+
+
+def _page_url(link: GroundingLink) -> str | None:
+    try:
+        return reverse("grounding-page", args=[link.pk])
+    except NoReverseMatch:  # the human views may not be routed in every deployment
+        return None

@@ -1,0 +1,78 @@
+"""The human-readable record view: one grounding link, read through the disclosure
+projection like every other read. Nothing here reads model fields for display; the
+page shows the document `disclose` returns and names what it withholds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
+
+from grounding.projection import coverage, disclose, readers_for_user
+from grounding.selectors import current_records, get_link, revision_rows
+from grounding.templatetags.grounding_tags import anchor_applies
+from policies.refusals import Refusal
+
+
+def timeline(link) -> list[dict[str, Any]]:
+    """One entry per revision (its last history row), oldest first: who and why."""
+    latest: dict[int, Any] = {}
+    for row in revision_rows(link):
+        latest[row.revision] = row
+    return [
+        {
+            "revision": n,
+            "at": latest[n].history_date,
+            "actor": latest[n].history_user.get_username() if latest[n].history_user else None,
+            "reason": latest[n].history_change_reason or "",
+        }
+        for n in sorted(latest)
+    ]
+
+
+@login_required
+def grounding_page(request: HttpRequest, grounding_id) -> HttpResponse:
+    try:
+        link = get_link(grounding_id)
+    except Refusal as refusal:
+        raise Http404(refusal.detail) from refusal
+    readers = readers_for_user(request.user, link.dimension)
+    try:
+        document, _ = disclose(link, current_records(link), coverage(link, readers))
+    except Refusal as refusal:
+        # Default deny: without a covering decision the reader learns nothing more.
+        return render(
+            request,
+            "grounding/forbidden.html",
+            {"code": refusal.code, "detail": refusal.detail},
+            status=403,
+        )
+    passage = document.get("passage", {})
+    anchor = document.get("anchor", {})
+    anchor_result = anchor.get("anchor_result") or None
+    excerpt = passage.get("excerpt")
+    context = {
+        "doc": document,
+        "withheld": document["withheld"],
+        "passage": passage,
+        "anchor": anchor,
+        "anchor_result": anchor_result,
+        "excerpt_withheld": "excerpt" not in passage,
+        # Offsets only apply to the representation they were computed over.
+        "anchor_applies": anchor_applies(excerpt, anchor_result),
+        "timeline": timeline(link),
+        "admin_url": _admin_url(request, link),
+    }
+    return render(request, "grounding/link_detail.html", context)
+
+
+def _admin_url(request: HttpRequest, link) -> str | None:
+    if not request.user.is_staff:
+        return None
+    try:
+        return reverse("admin:grounding_groundinglink_change", args=[link.pk])
+    except NoReverseMatch:
+        return None
