@@ -16,7 +16,7 @@ install: $(STAMP)
 
 run: install
 	DJANGO_DEBUG=1 $(BIN)/python manage.py migrate --noinput
-	DJANGO_DEBUG=1 $(BIN)/python manage.py seed_demo
+	DJANGO_DEBUG=1 GROUNDING_DEMO_PASSWORD=$${GROUNDING_DEMO_PASSWORD:-demo-only-password} $(BIN)/python manage.py seed_demo
 	DJANGO_DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:8000
 
 test: install

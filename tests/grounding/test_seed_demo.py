@@ -36,3 +36,29 @@ def test_seed_demo_prints_the_api_md_bootstrap_and_is_idempotent(db):
         "stewardship",
         "stewardship",
     ]
+
+
+def test_seed_demo_loads_links_in_three_display_states_once(db):
+    from grounding.models import GroundingLink
+
+    run_seed()
+    run_seed()
+    states = sorted(
+        GroundingLink.objects.filter(dimension__name="demo").values_list(
+            "display_state", "resolution_state"
+        )
+    )
+    assert states == [
+        ("disputed", "unattempted"),
+        ("unassessed", "ambiguous"),
+        ("visible", "resolved"),
+    ]
+
+
+def test_seed_demo_with_a_password_makes_staff_users(db):
+    from django.contrib.auth import get_user_model
+
+    call_command("seed_demo", "--password", "s3cret-demo", "--no-links", stdout=StringIO())
+    curator = get_user_model().objects.get(username="demo-curator")
+    assert curator.is_staff
+    assert curator.check_password("s3cret-demo")

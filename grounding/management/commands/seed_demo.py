@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
@@ -11,6 +12,7 @@ from django.db import transaction
 from rest_framework.authtoken.models import Token
 
 from grounding.choices import SupportKind
+from grounding.management import demo_data
 from policies import governance
 from policies.choices import ProfileStatus, Role
 from policies.models import Dimension, Profile
@@ -41,9 +43,36 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", help="Print the tokens as JSON.")
+        parser.add_argument(
+            "--password",
+            default=os.environ.get("GROUNDING_DEMO_PASSWORD", ""),
+            help="Admin password for the demo users (default: none, token access only; "
+            "`make run` sets one for local use).",
+        )
+        parser.add_argument("--no-links", action="store_true", help="Skip the demo links.")
+
+    def handle(self, *args, **options):
+        payload, created_links = self._seed(options)
+        if not options["no_links"]:
+            # Demo links go through the services, each in its own durable transaction.
+            users = {
+                role: get_user_model().objects.get(username=name) for role, name in USERS.items()
+            }
+            created_links = demo_data.load(curator=users["curator"], reviewer=users["reviewer"])
+        if options["json"]:
+            self.stdout.write(json.dumps(payload))
+            return
+        self.stdout.write(
+            f"Dimension {payload['dimension']}, profile {payload['profile']}"
+            f" ({created_links} demo links created). Demo tokens:"
+        )
+        for role, key in payload["tokens"].items():
+            self.stdout.write(f"  {role:<17} {USERS[role]:<24} Authorization: Token {key}")
+        if options["password"]:
+            self.stdout.write(f"Admin login: any user above, password {options['password']!r}")
 
     @transaction.atomic
-    def handle(self, *args, **options):
+    def _seed(self, options):
         dimension = Dimension.objects.filter(name=DIMENSION["name"]).first()
         if dimension is None:
             dimension = governance.create_dimension(actor=None, values=DIMENSION)
@@ -56,15 +85,13 @@ class Command(BaseCommand):
         User = get_user_model()
         for role, username in USERS.items():
             user, created = User.objects.get_or_create(username=username)
-            if created:
+            if options["password"]:
+                user.set_password(options["password"])
+                user.is_staff = True
+                user.save()
+            elif created:
                 user.set_unusable_password()
                 user.save()
             governance.grant_role(actor=None, dimension=dimension, user=user, role=Role(role))
             tokens[role] = Token.objects.get_or_create(user=user)[0].key
-        payload = {"dimension": dimension.name, "profile": profile.ref, "tokens": tokens}
-        if options["json"]:
-            self.stdout.write(json.dumps(payload))
-            return
-        self.stdout.write(f"Dimension {dimension.name}, profile {profile.ref}. Demo tokens:")
-        for role, key in tokens.items():
-            self.stdout.write(f"  {role:<17} {USERS[role]:<24} Authorization: Token {key}")
+        return {"dimension": dimension.name, "profile": profile.ref, "tokens": tokens}, 0
