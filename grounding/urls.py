@@ -1,6 +1,26 @@
+"""Project routes: admin, the REST API under /api/v1/, its OpenAPI schema and docs.
+
+Errors that never reach DRF (unknown /api/ paths, bodies Django refuses, crashes
+outside a view) are problem+json under /api/ too, via the handlers below.
+"""
+
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from grounding.api.views import ApiRootView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/v1/", ApiRootView.as_view(), name="api-root"),
+    path("api/v1/", include("grounding.api.urls")),
+    path("api/v1/", include("policies.api.urls")),
+    path("api/v1/", include("evidence.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
 ]
+
+handler400 = "grounding.api.errors.bad_request"
+handler403 = "grounding.api.errors.permission_denied"
+handler404 = "grounding.api.errors.not_found"
+handler500 = "grounding.api.errors.server_error"

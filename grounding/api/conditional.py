@@ -5,17 +5,22 @@ Every response about a link (or evidence set) carries `ETag: "<revision>"`, a
 strong tag. A mutation of an existing aggregate names the revision it expects,
 in `If-Match` or in the body's `expected_revision`:
 
-| If-Match            | body expected_revision | outcome                                   |
-| ------------------- | ---------------------- | ----------------------------------------- |
-| absent              | absent                 | 428 precondition_required                 |
-| absent              | n                      | expects n                                 |
-| "n"                 | absent or n            | expects n                                 |
-| "n"                 | m != n                 | 400 expected_revision_conflict            |
-| *                   | absent                 | 428 precondition_required (names no revision) |
-| *                   | n                      | expects n (`*` adds nothing)              |
-| W/"n"               | anything               | 412 revision_mismatch: If-Match compares strongly, a weak tag never matches (RFC 9110 §13.1.1) |
-| "a", "b" (a list)   | anything               | 400 invalid_if_match: name exactly one revision |
-| not a quoted integer| anything               | 400 invalid_if_match                      |
+| If-Match             | body expected_revision | outcome                           |
+| -------------------- | ---------------------- | --------------------------------- |
+| absent               | absent                 | 428 precondition_required         |
+| absent               | n                      | expects n                         |
+| "n"                  | absent or n            | expects n                         |
+| "n"                  | m != n                 | 400 expected_revision_conflict    |
+| *                    | absent                 | 428 precondition_required         |
+| *                    | n                      | expects n (`*` names no revision) |
+| W/"n"                | anything               | 412 revision_mismatch (a)         |
+| "a", "b" (a list)    | anything               | 400 invalid_if_match (b)          |
+| not a quoted integer | anything               | 400 invalid_if_match              |
+
+(a) If-Match uses strong comparison, so a weak tag never matches (RFC 9110
+    §13.1.1); the service refuses it under its lock with current_revision.
+(b) A mutation names exactly one revision; a list would make "which one did you
+    read?" ambiguous in the audit trail.
 
 A stale revision is refused by the service itself, under the row lock, as 412
 revision_mismatch with `current_revision` in the body: the check here only parses,
@@ -32,6 +37,8 @@ from django.utils.cache import patch_vary_headers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from grounding.models import GroundingLink
+from policies import audit
 from policies.refusals import Offender, Refusal
 
 # Revisions are PositiveIntegerFields; nine digits keep any value inside them.
@@ -73,14 +80,12 @@ def _header_revision(header: str) -> int | None:
         return None
     tags = _parse_tags(header)
     if tags is None:
-        raise Refusal("invalid_if_match", "If-Match must be one quoted revision, e.g. \"3\".")
+        raise Refusal("invalid_if_match", 'If-Match must be one quoted revision, e.g. "3".')
     if len(tags) != 1:
-        raise Refusal(
-            "invalid_if_match", "If-Match must name exactly one revision, not a list."
-        )
+        raise Refusal("invalid_if_match", "If-Match must name exactly one revision, not a list.")
     tag = tags[0]
     if not _REVISION.fullmatch(tag.opaque):
-        raise Refusal("invalid_if_match", "If-Match must be one quoted revision, e.g. \"3\".")
+        raise Refusal("invalid_if_match", 'If-Match must be one quoted revision, e.g. "3".')
     return NEVER_MATCHES if tag.weak else int(tag.opaque)
 
 
@@ -98,8 +103,35 @@ def _body_revision(value: Any) -> int:
     return value
 
 
-def expected_revision(request: Request) -> tuple[int, Any]:
-    """The revision this mutation expects and the body without `expected_revision`."""
+def expected_revision(
+    request: Request, *, action: str, grounding_id: Any = None
+) -> tuple[int, Any]:
+    """The revision this mutation expects and the body without `expected_revision`.
+
+    A refusal here happens before any service runs, so it is audited here: every
+    operation, accepted or refused, leaves its audit event (ARCHITECTURE.md "Audit").
+    """
+    try:
+        return _expected_revision(request)
+    except Refusal as refusal:
+        dimension = (
+            GroundingLink.objects.filter(pk=grounding_id)
+            .values_list("dimension__name", flat=True)
+            .first()
+            if grounding_id is not None
+            else None
+        )
+        audit.record_refusal(
+            actor=request.user,
+            action=action,
+            code=refusal.code,
+            grounding_id=grounding_id,
+            dimension=dimension,
+        )
+        raise
+
+
+def _expected_revision(request: Request) -> tuple[int, Any]:
     body = request.data
     from_body: int | None = None
     if isinstance(body, dict) and "expected_revision" in body:
@@ -118,7 +150,7 @@ def expected_revision(request: Request) -> tuple[int, Any]:
     if chosen is None:
         raise Refusal(
             "precondition_required",
-            "name the revision you expect: If-Match: \"<revision>\" or expected_revision.",
+            'name the revision you expect: If-Match: "<revision>" or expected_revision.',
         )
     return chosen, body
 

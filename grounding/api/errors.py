@@ -17,23 +17,23 @@ from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
-from rest_framework import exceptions, status
+from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
+from grounding.api.parsers import PayloadTooLarge
 from policies.refusals import Refusal, pointer_join, status_for
 
 logger = logging.getLogger("grounding.api")
 
-PROBLEM_CONTENT_TYPE = "application/problem+json"
 API_PREFIX = "/api/"
+# Also declared for OpenAPI in policies.api.serializers (the bottom layer).
+PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 
-class PayloadTooLarge(exceptions.APIException):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_detail = "The request body is larger than this service accepts."
-    default_code = "payload_too_large"
-
+# Codes raised by the API layer itself that policies.refusals.STATUS_BY_CODE does
+# not list (it would answer them with its default, 409).
+API_STATUS_BY_CODE = {"invalid_if_match": 400}
 
 # DRF/Django messages for these codes quote the submitted value; they are replaced.
 _ECHOING_CODES = {
@@ -82,7 +82,7 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     """DRF EXCEPTION_HANDLER: renders every exception raised in an API view."""
     headers: dict[str, str] = {}
     if isinstance(exc, Refusal):
-        status_code = status_for(exc.code)
+        status_code = API_STATUS_BY_CODE.get(exc.code) or status_for(exc.code)
         body = problem(
             exc.code,
             status_code,

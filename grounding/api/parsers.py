@@ -9,9 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from rest_framework import exceptions, status
 from rest_framework.parsers import JSONParser
 
-from grounding.api.errors import PayloadTooLarge
+
+class PayloadTooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is larger than this service accepts."
+    default_code = "payload_too_large"
 
 
 class LimitedJSONParser(JSONParser):

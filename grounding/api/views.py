@@ -1,0 +1,188 @@
+"""Link endpoints: register (single and bulk), list, read, revise; the API root.
+
+Each view parses, calls one service, and renders through `LinkRenderer` (the
+disclosure projection). Conditional requests come from `grounding.api.conditional`.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+from grounding import services
+from grounding.api import conditional
+from grounding.api.filters import FILTER_GROUPS, LinkCursorPagination, LinkFilter, readable_by
+from grounding.api.schema import IF_NONE_MATCH, operation
+from grounding.api.serializers import (
+    ApiRootSerializer,
+    BulkRegisterSerializer,
+    BulkResultSerializer,
+    LinkRenderer,
+    LinkSerializer,
+    RegisterSerializer,
+    ReviseSerializer,
+)
+from grounding.models import GroundingLink
+from grounding.selectors import get_link, links_for_read
+
+
+class ApiView(conditional.ConditionalMixin, APIView):
+    """Base of every grounding API view: authenticated, JSON, varies by credentials."""
+
+    permission_classes = [IsAuthenticated]
+
+    def renderer(self) -> LinkRenderer:
+        if not hasattr(self, "_renderer"):
+            self._renderer = LinkRenderer(self.request.user)
+        return self._renderer
+
+    def written(self, link: GroundingLink) -> dict:
+        """After a write: the link as the actor may read it (bare ids if no decision
+        covers them, since the write itself has already been applied)."""
+        return self.renderer().read_or_none(link) or bare(link)
+
+    def link_response(self, link: GroundingLink, status_code: int = 200, **headers) -> Response:
+        """The written link as the actor reads it, with its ETag."""
+        body = self.written(link)
+        response = Response(body, status=status_code, headers=headers or None)
+        return conditional.with_etag(response, link.revision)
+
+
+def location(request: Request, link: GroundingLink) -> str:
+    return reverse(
+        "grounding_api:link-detail", kwargs={"grounding_id": link.grounding_id}, request=request
+    )
+
+
+class ApiRootView(ApiView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        summary="The collections of this API", responses=ApiRootSerializer, tags=["root"]
+    )
+    def get(self, request: Request) -> Response:
+        def url(name: str) -> str:
+            return reverse(name, request=request)
+
+        return Response(
+            {
+                "collections": {
+                    "groundings": url("grounding_api:link-list"),
+                    "evidence_sets": url("grounding_api:evidence-set-list"),
+                    "disclosure_decisions": url("policies_api:decision-list"),
+                    "dimensions": url("policies_api:dimension-list"),
+                    "profiles": url("policies_api:profile-list"),
+                },
+                "schema": url("schema"),
+                "docs": url("docs"),
+            }
+        )
+
+
+class LinkListView(ApiView, generics.GenericAPIView):
+    """GET: the links the reader may see, filtered, newest first. POST: register."""
+
+    pagination_class = LinkCursorPagination
+    filterset_class = LinkFilter
+    serializer_class = LinkSerializer
+
+    def get_queryset(self):
+        return links_for_read()
+
+    @operation(
+        summary="List grounding links",
+        operation_id="groundings_list",
+        etag=False,
+        responses={200: LinkSerializer(many=True)},
+        errors=(400, 404),
+    )
+    def get(self, request: Request) -> Response:
+        renderer = self.renderer()
+        queryset = readable_by(
+            request.user, self.filter_queryset(self.get_queryset()), renderer.cache
+        )
+        page = self.paginate_queryset(queryset)
+        filtered = [key for key in FILTER_GROUPS if request.query_params.get(key)]
+        results = []
+        for link in page:
+            if not renderer.covers(link):
+                continue
+            document = renderer.document(link)
+            # A filter must not reveal a withheld value by selecting on it.
+            if any(FILTER_GROUPS[key] in document["withheld"] for key in filtered):
+                continue
+            results.append(document)
+        return self.get_paginated_response(results)
+
+    @operation(
+        summary="Register a candidate link",
+        request=RegisterSerializer,
+        responses={201: LinkSerializer},
+        errors=(409,),
+    )
+    def post(self, request: Request) -> Response:
+        link = services.register(actor=request.user, payload=request.data)
+        link = get_link(link.grounding_id)
+        return self.link_response(link, status.HTTP_201_CREATED, Location=location(request, link))
+
+
+class BulkRegisterView(ApiView):
+    throttle_scope = "bulk"
+
+    @operation(
+        summary="Register many candidate links, all or none",
+        request=BulkRegisterSerializer,
+        etag=False,
+        responses={201: BulkResultSerializer},
+        errors=(409,),
+    )
+    def post(self, request: Request) -> Response:
+        items = request.data.get("items") if isinstance(request.data, dict) else None
+        created = services.register_many(actor=request.user, items=items)
+        by_id = {link.pk: link for link in links_for_read().filter(pk__in=[c.pk for c in created])}
+        items = [self.written(by_id[link.pk]) for link in created]
+        return Response({"items": items}, status=status.HTTP_201_CREATED)
+
+
+def bare(link: GroundingLink) -> dict:
+    return {"grounding_id": str(link.grounding_id), "revision": link.revision}
+
+
+class LinkDetailView(ApiView):
+    @operation(
+        summary="Read a link",
+        operation_id="groundings_read",
+        responses={200: LinkSerializer, 304: None},
+        errors=(404,),
+        parameters=[IF_NONE_MATCH],
+    )
+    def get(self, request: Request, grounding_id) -> Response:
+        link = get_link(grounding_id)
+        body = self.renderer().read(link)
+        if conditional.none_match(request, link.revision):
+            return conditional.not_modified(link.revision)
+        return conditional.with_etag(Response(body), link.revision)
+
+    @operation(
+        summary="Revise a link (new bindings or interpretation, with a reason)",
+        request=ReviseSerializer,
+        responses={200: LinkSerializer},
+        errors=(404,),
+        conditional=True,
+    )
+    def patch(self, request: Request, grounding_id) -> Response:
+        expected, changes = conditional.expected_revision(
+            request, action="revise", grounding_id=grounding_id
+        )
+        services.revise(
+            actor=request.user,
+            grounding_id=grounding_id,
+            expected_revision=expected,
+            changes=changes,
+        )
+        return self.link_response(get_link(grounding_id))

@@ -1,0 +1,1 @@
+"""Policy owners' endpoints: Dimensions, profiles and disclosure decisions."""

@@ -1,0 +1,211 @@
+"""Bodies of the policy endpoints. Unknown members are refused, not ignored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from rest_framework import serializers
+
+from policies.choices import DisclosableField
+from policies.models import Dimension, DisclosureDecision, Profile
+
+# Problem documents live at the bottom layer so every app's API can declare them
+# (policies imports neither evidence nor grounding).
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+
+PROBLEM_DESCRIPTIONS = {
+    400: "validation_error (with offenders), parse_error, invalid_if_match, "
+    "expected_revision_conflict, unknown_reference or format_unavailable.",
+    401: "not_authenticated.",
+    403: "role_required or disclosure_not_decided.",
+    404: "not_found.",
+    405: "method_not_allowed.",
+    409: "The request conflicts with the record's state (e.g. assessment_input_mismatch, "
+    "link_withdrawn, profile_not_published, dimension_inactive, decision_exists).",
+    412: "revision_mismatch: the body carries current_revision.",
+    413: "payload_too_large.",
+    415: "unsupported_media_type: send application/json.",
+    428: "precondition_required: send If-Match or expected_revision.",
+    429: "throttled: see Retry-After.",
+}
+
+
+class OffenderSerializer(serializers.Serializer):
+    pointer = serializers.CharField(help_text="RFC 6901 JSON pointer into the request.")
+    code = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class ProblemSerializer(serializers.Serializer):
+    """RFC 9457 problem details; never echoes submitted or restricted values."""
+
+    type = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    detail = serializers.CharField()
+    code = serializers.CharField()
+    offenders = OffenderSerializer(many=True)
+    current_revision = serializers.IntegerField(
+        required=False, help_text="On 412 revision_mismatch: the revision to retry against."
+    )
+    retry_after = serializers.IntegerField(required=False, help_text="On 429: seconds.")
+
+
+def problem_responses(*codes: int) -> dict[Any, OpenApiResponse]:
+    """OpenAPI responses for these statuses, as application/problem+json."""
+    return {
+        (code, PROBLEM_CONTENT_TYPE): OpenApiResponse(
+            ProblemSerializer, description=PROBLEM_DESCRIPTIONS[code]
+        )
+        for code in sorted(set(codes))
+    }
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses members it does not know, like the grounding services do."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {
+                        key: [serializers.ErrorDetail("unknown field.", code="unknown_field")]
+                        for key in unknown
+                    }
+                )
+        return super().to_internal_value(data)
+
+
+class DecisionInputSerializer(StrictSerializer):
+    decision_ref = serializers.CharField(max_length=255)
+    dimension = serializers.CharField(max_length=63)
+    recipient_scope = serializers.CharField(max_length=255)
+    purpose = serializers.CharField(max_length=128)
+    fields = serializers.ListField(
+        child=serializers.ChoiceField(choices=DisclosableField.choices), allow_empty=False
+    )
+    grounding_ids = serializers.ListField(
+        child=serializers.UUIDField(), allow_null=True, required=False, default=None
+    )
+    includes_restricted_sources = serializers.BooleanField(required=False, default=False)
+    redaction_profile = serializers.CharField(
+        max_length=255, required=False, allow_blank=True, default=""
+    )
+    rights_ref = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+    valid_from = serializers.DateTimeField(allow_null=True, required=False, default=None)
+    valid_until = serializers.DateTimeField(allow_null=True, required=False, default=None)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        start, end = attrs.get("valid_from"), attrs.get("valid_until")
+        if start and end and end <= start:
+            raise serializers.ValidationError(
+                {"valid_until": serializers.ErrorDetail("must be after valid_from.", "order")}
+            )
+        if attrs.get("grounding_ids") is not None:
+            attrs["grounding_ids"] = [str(g) for g in attrs["grounding_ids"]]
+        attrs["fields"] = sorted(set(attrs["fields"]))
+        return attrs
+
+
+class DecisionSerializer(serializers.ModelSerializer):
+    dimension = serializers.CharField(source="dimension.name")
+
+    class Meta:
+        model = DisclosureDecision
+        fields = [
+            "id",
+            "decision_ref",
+            "dimension",
+            "recipient_scope",
+            "purpose",
+            "fields",
+            "grounding_ids",
+            "includes_restricted_sources",
+            "redaction_profile",
+            "rights_ref",
+            "internal",
+            "valid_from",
+            "valid_until",
+            "revoked_at",
+            "revocation_reason",
+            "recorded_at",
+        ]
+        read_only_fields = fields
+
+
+class DimensionInputSerializer(StrictSerializer, serializers.ModelSerializer):
+    class Meta:
+        model = Dimension
+        fields = [
+            "name",
+            "namespace",
+            "policy_package_ref",
+            "disposition_policy_ref",
+            "disclosure_policy_ref",
+            "safety_policy_ref",
+            "owner_ref",
+            "is_active",
+        ]
+
+
+class DimensionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Dimension
+        fields = [*DimensionInputSerializer.Meta.fields, "created_at"]
+        read_only_fields = fields
+
+
+class ProfileInputSerializer(StrictSerializer, serializers.ModelSerializer):
+    # The support kinds themselves are grounding's vocabulary (policies imports
+    # neither app); registration refuses kinds outside it.
+    support_vocabulary = serializers.ListField(
+        child=serializers.CharField(max_length=32), allow_empty=False
+    )
+    selector_profiles = serializers.ListField(
+        child=serializers.CharField(max_length=255), allow_empty=False
+    )
+    field_schemas = serializers.DictField(required=False, default=dict)
+    endpoint_role_map = serializers.DictField(child=serializers.CharField())
+
+    def validate_field_schemas(self, value: dict[str, Any]) -> dict[str, Any]:
+        # A broken schema would fail every later registration under the profile.
+        for schema in value.values():
+            try:
+                Draft202012Validator.check_schema(schema)
+            except SchemaError:
+                raise serializers.ValidationError(
+                    "each value must be a JSON Schema (Draft 2020-12).", code="invalid_schema"
+                ) from None
+        return value
+
+    class Meta:
+        model = Profile
+        fields = [
+            "name",
+            "version",
+            "support_vocabulary",
+            "selector_profiles",
+            "field_schemas",
+            "mapping_profile_ref",
+            "endpoint_role_map",
+        ]
+
+
+class ProfileSerializer(serializers.ModelSerializer):
+    ref = serializers.CharField(read_only=True, help_text="name@version")
+
+    class Meta:
+        model = Profile
+        fields = [
+            "ref",
+            *ProfileInputSerializer.Meta.fields,
+            "status",
+            "published_at",
+            "retired_at",
+            "created_at",
+        ]
+        read_only_fields = fields

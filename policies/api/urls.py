@@ -1,0 +1,19 @@
+"""Policy routes, included under /api/v1/."""
+
+from django.urls import path
+
+from policies.api import views
+
+app_name = "policies_api"
+
+urlpatterns = [
+    path("disclosure-decisions/", views.DecisionListView.as_view(), name="decision-list"),
+    path(
+        "disclosure-decisions/<path:key>/",
+        views.DecisionDetailView.as_view(),
+        name="decision-detail",
+    ),
+    path("dimensions/", views.DimensionListView.as_view(), name="dimension-list"),
+    path("profiles/", views.ProfileListView.as_view(), name="profile-list"),
+    path("profiles/<str:ref>/publish/", views.ProfilePublishView.as_view(), name="profile-publish"),
+]

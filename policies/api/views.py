@@ -1,0 +1,160 @@
+"""Policy endpoints: thin views over policies.governance (via governance_api)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.utils.cache import patch_vary_headers
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import Serializer
+from rest_framework.views import APIView
+
+from policies import governance, governance_api
+from policies.api.serializers import (
+    DecisionInputSerializer,
+    DecisionSerializer,
+    DimensionInputSerializer,
+    DimensionSerializer,
+    ProfileInputSerializer,
+    ProfileSerializer,
+    problem_responses,
+)
+from policies.models import Profile
+
+
+class ApiView(APIView):
+    """Authenticated JSON views; errors are rendered by the project's problem handler."""
+
+    permission_classes = [IsAuthenticated]
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        patch_vary_headers(response, ("Authorization", "Cookie"))
+        return response
+
+
+def operation(
+    *, summary: str, responses: dict, request: Any = None, errors: Iterable[int] = (), **kwargs
+) -> Callable:
+    codes = {401, 403, 429, *errors} | ({400, 413, 415} if request is not None else set())
+    return extend_schema(
+        summary=summary,
+        description=kwargs.pop("description", summary),
+        request=request,
+        responses={**responses, **problem_responses(*codes)},
+        **kwargs,
+    )
+
+
+def _parsed(serializer: Serializer) -> dict:
+    if not serializer.is_valid():
+        raise ValidationError(serializer.errors)
+    return dict(serializer.validated_data)
+
+
+class DecisionListView(ApiView):
+    @operation(
+        summary="Disclosure decisions of the Dimensions you steward",
+        operation_id="disclosure_decisions_list",
+        responses={200: DecisionSerializer(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        decisions = governance_api.decisions_for(request.user)
+        return Response(DecisionSerializer(decisions, many=True).data)
+
+    @operation(
+        summary="Record a disclosure decision (access_steward of the Dimension)",
+        request=DecisionInputSerializer,
+        responses={201: DecisionSerializer},
+        errors=(409,),
+    )
+    def post(self, request: Request) -> Response:
+        values = _parsed(DecisionInputSerializer(data=request.data))
+        dimension = governance_api.get_dimension(values.pop("dimension"))
+        decision = governance.record_disclosure_decision(
+            actor=request.user, dimension=dimension, values=values
+        )
+        return Response(DecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
+
+
+class DecisionDetailView(ApiView):
+    @operation(
+        summary="A disclosure decision, by decision_ref or id",
+        operation_id="disclosure_decisions_read",
+        responses={200: DecisionSerializer},
+        errors=(404,),
+    )
+    def get(self, request: Request, key: str) -> Response:
+        decision = governance_api.get_decision(actor=request.user, key=key)
+        return Response(DecisionSerializer(decision).data)
+
+    @operation(
+        summary="Revoke a disclosure decision",
+        responses={204: None},
+        errors=(404, 409),
+        parameters=[OpenApiParameter("reason", str, required=False)],
+    )
+    def delete(self, request: Request, key: str) -> Response:
+        reason = request.query_params.get("reason", "")[:1000]
+        governance_api.revoke_decision(actor=request.user, key=key, reason=reason)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DimensionListView(ApiView):
+    @operation(
+        summary="Dimensions you hold a role in",
+        responses={200: DimensionSerializer(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(
+            DimensionSerializer(governance_api.dimensions_for(request.user), many=True).data
+        )
+
+    @operation(
+        summary="Create a Dimension (a steward of any Dimension, or a superuser)",
+        request=DimensionInputSerializer,
+        responses={201: DimensionSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        governance_api.require_steward_anywhere(request.user)
+        values = _parsed(DimensionInputSerializer(data=request.data))
+        dimension = governance_api.create_dimension(actor=request.user, values=values)
+        return Response(DimensionSerializer(dimension).data, status=status.HTTP_201_CREATED)
+
+
+class ProfileListView(ApiView):
+    @operation(
+        summary="Adoption profiles",
+        responses={200: ProfileSerializer(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        governance_api.require_any_role(request.user)
+        return Response(ProfileSerializer(Profile.objects.all(), many=True).data)
+
+    @operation(
+        summary="Draft a profile (steward)",
+        request=ProfileInputSerializer,
+        responses={201: ProfileSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        governance_api.require_steward_anywhere(request.user)
+        values = _parsed(ProfileInputSerializer(data=request.data))
+        profile = governance_api.create_profile(actor=request.user, values=values)
+        return Response(ProfileSerializer(profile).data, status=status.HTTP_201_CREATED)
+
+
+class ProfilePublishView(ApiView):
+    @operation(
+        summary="Publish (pin) a draft profile (steward)",
+        responses={200: ProfileSerializer},
+        errors=(404, 409),
+    )
+    def post(self, request: Request, ref: str) -> Response:
+        profile = governance_api.publish_profile(actor=request.user, ref=ref)
+        return Response(ProfileSerializer(profile).data)
