@@ -158,7 +158,9 @@ def _membership(m: EvidenceSetMembership) -> dict[str, Any]:
     return {
         "evidence_set_ref": m.evidence_set.evidence_set_ref,
         "membership_role": m.membership_role,
-        "set_revision": m.evidence_set.revision,
+        # The set's own revision is not part of the link: set assessments and other
+        # members' changes must not move this link's ETag.
+        "added_in_set_revision": m.added_in_set_revision,
     }
 
 

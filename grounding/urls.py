@@ -1,4 +1,5 @@
-"""Project routes: admin, the REST API under /api/v1/, its OpenAPI schema and docs.
+"""Project routes: admin, the REST API under /api/v1/, its OpenAPI schema and docs,
+the health probes and the human-readable link pages.
 
 Errors that never reach DRF (unknown /api/ paths, bodies Django refuses, crashes
 outside a view) are problem+json under /api/ too, via the handlers below.
@@ -13,11 +14,15 @@ from grounding.api.views import ApiRootView
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", ApiRootView.as_view(), name="api-root"),
+    # Before the link routes: "from-citations" is not a grounding id.
+    path("api/v1/", include("grounding.citations.urls")),
     path("api/v1/", include("grounding.api.urls")),
     path("api/v1/", include("policies.api.urls")),
     path("api/v1/", include("evidence.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("", include("grounding.health_urls")),
+    path("", include("grounding.pages_urls")),
 ]
 
 handler400 = "grounding.api.errors.bad_request"

@@ -53,6 +53,7 @@ def pointer_join(base: str, *parts: str | int) -> str:
 STATUS_BY_CODE: dict[str, int] = {
     "validation_error": 400,
     "expected_revision_conflict": 400,
+    "invalid_if_match": 400,
     "unknown_reference": 400,
     "format_unavailable": 400,
     "role_required": 403,
@@ -68,6 +69,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "link_withdrawn": 409,
     "link_disposed": 409,
     "execution_conflict": 409,
+    "export_unrepresentable": 422,
 }
 
 

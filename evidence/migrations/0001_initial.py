@@ -9,7 +9,6 @@ import policies.identifiers
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -18,162 +17,444 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Content',
+            name="Content",
             fields=[
-                ('sha256', models.CharField(max_length=64, primary_key=True, serialize=False)),
-                ('text', models.TextField()),
-                ('length', models.PositiveIntegerField(help_text='Length in code points of the literal text.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("sha256", models.CharField(max_length=64, primary_key=True, serialize=False)),
+                ("text", models.TextField()),
+                (
+                    "length",
+                    models.PositiveIntegerField(
+                        help_text="Length in code points of the literal text."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'verbose_name_plural': 'content',
+                "verbose_name_plural": "content",
             },
         ),
         migrations.CreateModel(
-            name='Source',
+            name="Source",
             fields=[
-                ('source_id', models.UUIDField(default=policies.identifiers.uuid7, editable=False, primary_key=True, serialize=False)),
-                ('canonical_url', models.CharField(max_length=2048, unique=True)),
-                ('host', models.CharField(blank=True, default='', max_length=255)),
-                ('access_label', models.CharField(choices=[('public', 'public'), ('restricted', 'restricted')], default='public', max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "source_id",
+                    models.UUIDField(
+                        default=policies.identifiers.uuid7,
+                        editable=False,
+                        primary_key=True,
+                        serialize=False,
+                    ),
+                ),
+                ("canonical_url", models.CharField(max_length=2048, unique=True)),
+                ("host", models.CharField(blank=True, default="", max_length=255)),
+                (
+                    "access_label",
+                    models.CharField(
+                        choices=[("public", "public"), ("restricted", "restricted")],
+                        default="public",
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['canonical_url'],
+                "ordering": ["canonical_url"],
             },
         ),
         migrations.CreateModel(
-            name='HistoricalSource',
+            name="HistoricalSource",
             fields=[
-                ('source_id', models.UUIDField(db_index=True, default=policies.identifiers.uuid7, editable=False)),
-                ('canonical_url', models.CharField(db_index=True, max_length=2048)),
-                ('host', models.CharField(blank=True, default='', max_length=255)),
-                ('access_label', models.CharField(choices=[('public', 'public'), ('restricted', 'restricted')], default='public', max_length=16)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "source_id",
+                    models.UUIDField(
+                        db_index=True, default=policies.identifiers.uuid7, editable=False
+                    ),
+                ),
+                ("canonical_url", models.CharField(db_index=True, max_length=2048)),
+                ("host", models.CharField(blank=True, default="", max_length=255)),
+                (
+                    "access_label",
+                    models.CharField(
+                        choices=[("public", "public"), ("restricted", "restricted")],
+                        default="public",
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical source',
-                'verbose_name_plural': 'historical sources',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical source",
+                "verbose_name_plural": "historical sources",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='RetrievalObservation',
+            name="RetrievalObservation",
             fields=[
-                ('observation_id', models.UUIDField(default=policies.identifiers.uuid7, editable=False, primary_key=True, serialize=False)),
-                ('execution_id', models.CharField(max_length=255, unique=True)),
-                ('request_id', models.CharField(blank=True, max_length=255, null=True)),
-                ('capability', models.CharField(max_length=16)),
-                ('status', models.CharField(max_length=16)),
-                ('error', models.JSONField(blank=True, null=True)),
-                ('engine', models.JSONField(blank=True, null=True)),
-                ('provider_attempts', models.JSONField(default=list)),
-                ('policy_actions', models.JSONField(default=list)),
-                ('results', models.JSONField(default=list)),
-                ('source_diversity', models.JSONField(default=dict)),
-                ('cache_status', models.JSONField(default=dict)),
-                ('routing_receipt', models.JSONField(default=dict)),
-                ('document_sha256', models.CharField(help_text='sha256 of the canonical JSON of the document as received.', max_length=64)),
-                ('report', models.JSONField(default=dict, help_text='The import report, replayed verbatim.')),
-                ('imported_at', models.DateTimeField(auto_now_add=True)),
-                ('imported_by', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "observation_id",
+                    models.UUIDField(
+                        default=policies.identifiers.uuid7,
+                        editable=False,
+                        primary_key=True,
+                        serialize=False,
+                    ),
+                ),
+                ("execution_id", models.CharField(max_length=255, unique=True)),
+                ("request_id", models.CharField(blank=True, max_length=255, null=True)),
+                ("capability", models.CharField(max_length=16)),
+                ("status", models.CharField(max_length=16)),
+                ("error", models.JSONField(blank=True, null=True)),
+                ("engine", models.JSONField(blank=True, null=True)),
+                ("provider_attempts", models.JSONField(default=list)),
+                ("policy_actions", models.JSONField(default=list)),
+                ("results", models.JSONField(default=list)),
+                ("source_diversity", models.JSONField(default=dict)),
+                ("cache_status", models.JSONField(default=dict)),
+                ("routing_receipt", models.JSONField(default=dict)),
+                (
+                    "document_sha256",
+                    models.CharField(
+                        help_text="sha256 of the canonical JSON of the document as received.",
+                        max_length=64,
+                    ),
+                ),
+                (
+                    "report",
+                    models.JSONField(
+                        default=dict, help_text="The import report, replayed verbatim."
+                    ),
+                ),
+                ("imported_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "imported_by",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-imported_at'],
+                "ordering": ["-imported_at"],
             },
         ),
         migrations.CreateModel(
-            name='Passage',
+            name="Passage",
             fields=[
-                ('passage_id', models.UUIDField(default=policies.identifiers.uuid7, editable=False, primary_key=True, serialize=False)),
-                ('passage_ref', models.CharField(help_text='External identity and revision of this passage.', max_length=512, unique=True)),
-                ('content_sha256', models.CharField(blank=True, db_index=True, default='', max_length=64)),
-                ('kind', models.CharField(choices=[('search_result', 'search result'), ('extracted_document', 'extracted document'), ('external', 'external passage (not imported from WSP)')], max_length=32)),
-                ('source_field', models.CharField(blank=True, choices=[('snippet', 'snippet'), ('text', 'text')], max_length=16)),
-                ('locator', models.CharField(blank=True, default='', max_length=2048)),
-                ('observed_url', models.CharField(blank=True, default='', max_length=2048)),
-                ('canonical_url', models.CharField(blank=True, db_index=True, default='', max_length=2048)),
-                ('title', models.TextField(blank=True, null=True)),
-                ('media_type', models.CharField(default='text/plain', max_length=127)),
-                ('language', models.CharField(blank=True, default='', max_length=35)),
-                ('access_label', models.CharField(choices=[('public', 'public'), ('restricted', 'restricted')], default='public', max_length=16)),
-                ('execution_id', models.CharField(blank=True, db_index=True, default='', max_length=255)),
-                ('observation_id', models.CharField(blank=True, default='', max_length=255)),
-                ('provider', models.CharField(blank=True, default='', max_length=255)),
-                ('endpoint_id', models.CharField(blank=True, default='', max_length=255)),
-                ('provider_attempt_id', models.CharField(blank=True, default='', max_length=255)),
-                ('provider_result_index', models.PositiveIntegerField(blank=True, null=True)),
-                ('provider_rank', models.PositiveIntegerField(blank=True, null=True)),
-                ('provider_score_value', models.FloatField(blank=True, null=True)),
-                ('provider_score_semantics', models.CharField(blank=True, choices=[('provider_local_relevance', 'provider local relevance'), ('unknown', 'unknown')], default='', max_length=32)),
-                ('published_at_raw', models.CharField(blank=True, max_length=255, null=True)),
-                ('published_at_normalized', models.CharField(blank=True, max_length=64, null=True)),
-                ('provider_fields', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('content', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='passages', to='evidence.content')),
-                ('duplicate_of', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='occurrences', to='evidence.passage')),
-                ('retrieval_observation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='passages', to='evidence.retrievalobservation')),
-                ('source', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='passages', to='evidence.source')),
+                (
+                    "passage_id",
+                    models.UUIDField(
+                        default=policies.identifiers.uuid7,
+                        editable=False,
+                        primary_key=True,
+                        serialize=False,
+                    ),
+                ),
+                (
+                    "passage_ref",
+                    models.CharField(
+                        help_text="External identity and revision of this passage.",
+                        max_length=512,
+                        unique=True,
+                    ),
+                ),
+                (
+                    "content_sha256",
+                    models.CharField(blank=True, db_index=True, default="", max_length=64),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("search_result", "search result"),
+                            ("extracted_document", "extracted document"),
+                            ("external", "external passage (not imported from WSP)"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                (
+                    "source_field",
+                    models.CharField(
+                        blank=True,
+                        choices=[("snippet", "snippet"), ("text", "text")],
+                        max_length=16,
+                    ),
+                ),
+                ("locator", models.CharField(blank=True, default="", max_length=2048)),
+                ("observed_url", models.CharField(blank=True, default="", max_length=2048)),
+                (
+                    "canonical_url",
+                    models.CharField(blank=True, db_index=True, default="", max_length=2048),
+                ),
+                ("title", models.TextField(blank=True, null=True)),
+                ("media_type", models.CharField(default="text/plain", max_length=127)),
+                ("language", models.CharField(blank=True, default="", max_length=35)),
+                (
+                    "access_label",
+                    models.CharField(
+                        choices=[("public", "public"), ("restricted", "restricted")],
+                        default="public",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "execution_id",
+                    models.CharField(blank=True, db_index=True, default="", max_length=255),
+                ),
+                ("observation_id", models.CharField(blank=True, default="", max_length=255)),
+                ("provider", models.CharField(blank=True, default="", max_length=255)),
+                ("endpoint_id", models.CharField(blank=True, default="", max_length=255)),
+                ("provider_attempt_id", models.CharField(blank=True, default="", max_length=255)),
+                ("provider_result_index", models.PositiveIntegerField(blank=True, null=True)),
+                ("provider_rank", models.PositiveIntegerField(blank=True, null=True)),
+                ("provider_score_value", models.FloatField(blank=True, null=True)),
+                (
+                    "provider_score_semantics",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("provider_local_relevance", "provider local relevance"),
+                            ("unknown", "unknown"),
+                        ],
+                        default="",
+                        max_length=32,
+                    ),
+                ),
+                ("published_at_raw", models.CharField(blank=True, max_length=255, null=True)),
+                ("published_at_normalized", models.CharField(blank=True, max_length=64, null=True)),
+                ("provider_fields", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "content",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="passages",
+                        to="evidence.content",
+                    ),
+                ),
+                (
+                    "duplicate_of",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="occurrences",
+                        to="evidence.passage",
+                    ),
+                ),
+                (
+                    "retrieval_observation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="passages",
+                        to="evidence.retrievalobservation",
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="passages",
+                        to="evidence.source",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='HistoricalPassage',
+            name="HistoricalPassage",
             fields=[
-                ('passage_id', models.UUIDField(db_index=True, default=policies.identifiers.uuid7, editable=False)),
-                ('passage_ref', models.CharField(db_index=True, help_text='External identity and revision of this passage.', max_length=512)),
-                ('content_sha256', models.CharField(blank=True, db_index=True, default='', max_length=64)),
-                ('kind', models.CharField(choices=[('search_result', 'search result'), ('extracted_document', 'extracted document'), ('external', 'external passage (not imported from WSP)')], max_length=32)),
-                ('source_field', models.CharField(blank=True, choices=[('snippet', 'snippet'), ('text', 'text')], max_length=16)),
-                ('locator', models.CharField(blank=True, default='', max_length=2048)),
-                ('observed_url', models.CharField(blank=True, default='', max_length=2048)),
-                ('canonical_url', models.CharField(blank=True, db_index=True, default='', max_length=2048)),
-                ('title', models.TextField(blank=True, null=True)),
-                ('media_type', models.CharField(default='text/plain', max_length=127)),
-                ('language', models.CharField(blank=True, default='', max_length=35)),
-                ('access_label', models.CharField(choices=[('public', 'public'), ('restricted', 'restricted')], default='public', max_length=16)),
-                ('execution_id', models.CharField(blank=True, db_index=True, default='', max_length=255)),
-                ('observation_id', models.CharField(blank=True, default='', max_length=255)),
-                ('provider', models.CharField(blank=True, default='', max_length=255)),
-                ('endpoint_id', models.CharField(blank=True, default='', max_length=255)),
-                ('provider_attempt_id', models.CharField(blank=True, default='', max_length=255)),
-                ('provider_result_index', models.PositiveIntegerField(blank=True, null=True)),
-                ('provider_rank', models.PositiveIntegerField(blank=True, null=True)),
-                ('provider_score_value', models.FloatField(blank=True, null=True)),
-                ('provider_score_semantics', models.CharField(blank=True, choices=[('provider_local_relevance', 'provider local relevance'), ('unknown', 'unknown')], default='', max_length=32)),
-                ('published_at_raw', models.CharField(blank=True, max_length=255, null=True)),
-                ('published_at_normalized', models.CharField(blank=True, max_length=64, null=True)),
-                ('provider_fields', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.TextField(null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('content', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='evidence.content')),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('duplicate_of', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='evidence.passage')),
-                ('retrieval_observation', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='evidence.retrievalobservation')),
-                ('source', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='evidence.source')),
+                (
+                    "passage_id",
+                    models.UUIDField(
+                        db_index=True, default=policies.identifiers.uuid7, editable=False
+                    ),
+                ),
+                (
+                    "passage_ref",
+                    models.CharField(
+                        db_index=True,
+                        help_text="External identity and revision of this passage.",
+                        max_length=512,
+                    ),
+                ),
+                (
+                    "content_sha256",
+                    models.CharField(blank=True, db_index=True, default="", max_length=64),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("search_result", "search result"),
+                            ("extracted_document", "extracted document"),
+                            ("external", "external passage (not imported from WSP)"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                (
+                    "source_field",
+                    models.CharField(
+                        blank=True,
+                        choices=[("snippet", "snippet"), ("text", "text")],
+                        max_length=16,
+                    ),
+                ),
+                ("locator", models.CharField(blank=True, default="", max_length=2048)),
+                ("observed_url", models.CharField(blank=True, default="", max_length=2048)),
+                (
+                    "canonical_url",
+                    models.CharField(blank=True, db_index=True, default="", max_length=2048),
+                ),
+                ("title", models.TextField(blank=True, null=True)),
+                ("media_type", models.CharField(default="text/plain", max_length=127)),
+                ("language", models.CharField(blank=True, default="", max_length=35)),
+                (
+                    "access_label",
+                    models.CharField(
+                        choices=[("public", "public"), ("restricted", "restricted")],
+                        default="public",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "execution_id",
+                    models.CharField(blank=True, db_index=True, default="", max_length=255),
+                ),
+                ("observation_id", models.CharField(blank=True, default="", max_length=255)),
+                ("provider", models.CharField(blank=True, default="", max_length=255)),
+                ("endpoint_id", models.CharField(blank=True, default="", max_length=255)),
+                ("provider_attempt_id", models.CharField(blank=True, default="", max_length=255)),
+                ("provider_result_index", models.PositiveIntegerField(blank=True, null=True)),
+                ("provider_rank", models.PositiveIntegerField(blank=True, null=True)),
+                ("provider_score_value", models.FloatField(blank=True, null=True)),
+                (
+                    "provider_score_semantics",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("provider_local_relevance", "provider local relevance"),
+                            ("unknown", "unknown"),
+                        ],
+                        default="",
+                        max_length=32,
+                    ),
+                ),
+                ("published_at_raw", models.CharField(blank=True, max_length=255, null=True)),
+                ("published_at_normalized", models.CharField(blank=True, max_length=64, null=True)),
+                ("provider_fields", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.TextField(null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "content",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="evidence.content",
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "duplicate_of",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="evidence.passage",
+                    ),
+                ),
+                (
+                    "retrieval_observation",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="evidence.retrievalobservation",
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="evidence.source",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical passage',
-                'verbose_name_plural': 'historical passages',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical passage",
+                "verbose_name_plural": "historical passages",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.AddConstraint(
-            model_name='passage',
-            constraint=models.UniqueConstraint(condition=models.Q(('execution_id', ''), _negated=True), fields=('execution_id', 'observation_id'), name='passage_unique_observation_per_execution'),
+            model_name="passage",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("execution_id", ""), _negated=True),
+                fields=("execution_id", "observation_id"),
+                name="passage_unique_observation_per_execution",
+            ),
         ),
     ]

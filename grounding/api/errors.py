@@ -30,11 +30,6 @@ API_PREFIX = "/api/"
 # Also declared for OpenAPI in policies.api.serializers (the bottom layer).
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
-
-# Codes raised by the API layer itself that policies.refusals.STATUS_BY_CODE does
-# not list (it would answer them with its default, 409).
-API_STATUS_BY_CODE = {"invalid_if_match": 400}
-
 # DRF/Django messages for these codes quote the submitted value; they are replaced.
 _ECHOING_CODES = {
     "invalid_choice": "The value is not one of the allowed choices.",
@@ -82,7 +77,7 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     """DRF EXCEPTION_HANDLER: renders every exception raised in an API view."""
     headers: dict[str, str] = {}
     if isinstance(exc, Refusal):
-        status_code = API_STATUS_BY_CODE.get(exc.code) or status_for(exc.code)
+        status_code = status_for(exc.code)
         body = problem(
             exc.code,
             status_code,

@@ -7,13 +7,13 @@ Refusals propagate as policies.refusals.Refusal; the project's exception handler
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from grounding.api.schema import operation
 from grounding.citations.service import register_from_citations
 
 
@@ -22,7 +22,7 @@ class FromCitationsView(APIView):
     # One request may register many links: rated like the bulk endpoint.
     throttle_scope = "bulk"
 
-    @extend_schema(
+    @operation(
         summary="Register candidate links from a provider's citations",
         description=(
             "Body: dimension, profile, answer_revision_ref, format "
@@ -32,7 +32,9 @@ class FromCitationsView(APIView):
         ),
         request=OpenApiTypes.OBJECT,
         responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
-        tags=["groundings"],
+        errors=(400, 409),
+        etag=False,
+        operation_id="groundings_from_citations",
     )
     def post(self, request: Request) -> Response:
         report, created = register_from_citations(actor=request.user, request=request.data)

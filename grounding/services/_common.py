@@ -74,7 +74,10 @@ def _audit_refusal(action: str, refusal: Refusal, kwargs: dict[str, Any]) -> Non
 
 
 def _as_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """The expected revision as an audit column can hold it (any other value is noise)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31:
+        return value
+    return None
 
 
 def lock_link(grounding_id: Any) -> GroundingLink:

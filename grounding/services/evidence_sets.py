@@ -9,7 +9,13 @@ from typing import Any
 
 from grounding.choices import MembershipRole, RecordState
 from grounding.models import EvidenceSet, EvidenceSetMembership, GroundingLink
-from grounding.services._common import operation, refuse_invalid, save_tracked
+from grounding.services._common import (
+    operation,
+    refuse_invalid,
+    require_not_withdrawn,
+    save_revision,
+    save_tracked,
+)
 from grounding.services.inputs import validate_group
 from policies import audit
 from policies.choices import Role
@@ -39,6 +45,7 @@ def create_evidence_set(*, actor, values: dict[str, Any]) -> EvidenceSet:
     if EvidenceSet.objects.filter(evidence_set_ref=values["evidence_set_ref"]).exists():
         raise Refusal("evidence_set_exists", "an evidence set with this ref exists.")
     members = _resolve_members(dimension, values.get("members") or [], "/members")
+    _lock_members([link for link, _ in members])
     evidence_set = EvidenceSet(
         evidence_set_ref=values["evidence_set_ref"],
         dimension=dimension,
@@ -59,12 +66,15 @@ def create_evidence_set(*, actor, values: dict[str, Any]) -> EvidenceSet:
             actor=actor,
             reason="member added",
         )
+    touched = _bump_members(
+        [link for link, _ in members], actor=actor, set_ref=values["evidence_set_ref"]
+    )
     audit.record(
         actor=actor,
         action="create_evidence_set",
         dimension=dimension,
         resulting_revision=1,
-        references={"evidence_set_ref": evidence_set.evidence_set_ref},
+        references={"evidence_set_ref": evidence_set.evidence_set_ref, "links": touched},
     )
     return evidence_set
 
@@ -98,7 +108,10 @@ def change_evidence_set(
             extra={"current_revision": evidence_set.revision},
         )
     new_revision = evidence_set.revision + 1
-    for link, role in _resolve_members(evidence_set.dimension, add or [], "/add"):
+    added = _resolve_members(evidence_set.dimension, add or [], "/add")
+    removed_links = list(GroundingLink.objects.filter(pk__in=[_safe_uuid(g) for g in remove or []]))
+    _lock_members([link for link, _ in added] + removed_links)
+    for link, role in added:
         if evidence_set.memberships.filter(
             link=link, removed_in_set_revision__isnull=True
         ).exists():
@@ -129,15 +142,39 @@ def change_evidence_set(
         evidence_set.declared_missing_members = declared_missing_members
     evidence_set.revision = new_revision
     save_tracked(evidence_set, actor=actor, reason="evidence set changed")
+    touched = _bump_members(
+        [link for link, _ in added] + removed_links,
+        actor=actor,
+        set_ref=evidence_set.evidence_set_ref,
+    )
     audit.record(
         actor=actor,
         action="change_evidence_set",
         dimension=evidence_set.dimension,
         expected_revision=expected_revision,
         resulting_revision=new_revision,
-        references={"evidence_set_ref": evidence_set.evidence_set_ref},
+        references={"evidence_set_ref": evidence_set.evidence_set_ref, "links": touched},
     )
     return evidence_set
+
+
+def _lock_members(links: list[GroundingLink]) -> None:
+    """Lock member links in id order (no deadlock between two set operations) and
+    refuse withdrawn ones: their aggregate can no longer change."""
+    ids = sorted({link.pk for link in links})
+    for link in (
+        GroundingLink.objects.select_for_update(of=("self",)).filter(pk__in=ids).order_by("pk")
+    ):
+        require_not_withdrawn(link)
+
+
+def _bump_members(links: list[GroundingLink], *, actor, set_ref: str) -> list[str]:
+    """A membership is bound to the link: each member's revision moves on once."""
+    touched = []
+    for link in GroundingLink.objects.filter(pk__in={link.pk for link in links}).order_by("pk"):
+        save_revision(link, actor=actor, reason=f"evidence set {set_ref} membership changed")
+        touched.append(str(link.pk))
+    return touched
 
 
 def missing_members(evidence_set: EvidenceSet) -> list[str]:

@@ -35,6 +35,11 @@ def project(
         for name, value in (("recipient", recipient), ("purpose", purpose))
         if not isinstance(value, str) or not value.strip()
     ]
+    offenders += [
+        Offender(f"/{name}", "max_length", f"{name} is longer than {limit} characters.")
+        for name, value, limit in (("recipient", recipient, 255), ("purpose", purpose, 128))
+        if isinstance(value, str) and len(value) > limit
+    ]
     if format not in ProjectionFormat.values:
         offenders.append(
             Offender("/format", "enum", f"format must be one of {', '.join(ProjectionFormat)}.")

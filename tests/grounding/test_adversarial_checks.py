@@ -68,7 +68,7 @@ def test_joint_premises_do_not_make_each_passage_sufficient(world):
     services.withdraw(
         actor=world.curator,
         grounding_id=second.pk,
-        expected_revision=1,
+        expected_revision=2,  # joining the set was revision 2
         withdrawal={"reason": "retracted", "authority_ref": "urn:policy:w@1"},
     )
     evidence_set.refresh_from_db()

@@ -95,3 +95,17 @@ def test_project_by_a_curator_is_refused(world, link):
             purpose="citation-display",
         )
     assert caught.value.code == "role_required"
+
+
+def test_project_refuses_overlong_recipient_and_purpose(world, link):
+    with pytest.raises(Refusal) as caught:
+        services.project(
+            actor=world.projection_agent,
+            grounding_id=link.pk,
+            recipient="r" * 256,
+            purpose="p" * 129,
+        )
+    assert [(o.pointer, o.code) for o in caught.value.offenders] == [
+        ("/recipient", "max_length"),
+        ("/purpose", "max_length"),
+    ]

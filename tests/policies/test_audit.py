@@ -135,7 +135,7 @@ def test_audit_events_carry_references_never_source_text(world):
             changes={
                 "anchor": {"source_selector": {"type": "TextQuoteSelector", "exact": secret}},
                 "revision_reason": "stale",
-            },  # fmt: skip
+            },
         )
     for event in AuditEvent.objects.all():
         serialized = json.dumps(
