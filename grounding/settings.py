@@ -167,6 +167,9 @@ LOGIN_URL = "admin:login"
 # Requests larger than this are refused before any view runs (API.md: 8 MiB).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("GROUNDING_MAX_BODY_BYTES", default=8 * 1024 * 1024)
 
+# Optional JSON-lines mirror of committed audit events (references only, no source text).
+GROUNDING_AUDIT_LOG_PATH = env_str("GROUNDING_AUDIT_LOG_PATH", default="")
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",

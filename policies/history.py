@@ -59,3 +59,12 @@ class AppendOnlyModel(models.Model):
 
     def delete(self, *args, **kwargs):
         raise HistoryBypassError(f"{type(self).__name__} rows are append-only.")
+
+    @classmethod
+    def disposal_queryset(cls) -> models.QuerySet:
+        """The one way past append-only: a lawful disposal purging copied payloads.
+
+        Only retention code (`evidence.retention`, `grounding.services.disposal`) may
+        use it, and only after recording the external disposal receipt.
+        """
+        return models.QuerySet(model=cls)

@@ -3,11 +3,12 @@ else writes the grounding models."""
 
 from grounding.services.anchoring import record_anchor_observation
 from grounding.services.assessments import bind_assessment
+from grounding.services.disposal import dispose
 from grounding.services.evidence_sets import change_evidence_set, create_evidence_set
 from grounding.services.projection import project
 from grounding.services.register import register, register_many
 from grounding.services.revise import revise
-from grounding.services.withdrawal import dispose, withdraw
+from grounding.services.withdrawal import withdraw
 
 __all__ = [
     "bind_assessment",

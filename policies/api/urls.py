@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from policies.api import views
+from policies.api import audit, views
 
 app_name = "policies_api"
 
@@ -13,6 +13,7 @@ urlpatterns = [
         views.DecisionDetailView.as_view(),
         name="decision-detail",
     ),
+    path("audit-events/", audit.AuditEventListView.as_view(), name="audit-event-list"),
     path("dimensions/", views.DimensionListView.as_view(), name="dimension-list"),
     path("profiles/", views.ProfileListView.as_view(), name="profile-list"),
     path("profiles/<str:ref>/publish/", views.ProfilePublishView.as_view(), name="profile-publish"),

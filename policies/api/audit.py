@@ -1,0 +1,104 @@
+"""GET /api/v1/audit-events/: read-only, for the stewards of the Dimensions the
+events belong to. Events carry references only, never protected source text."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from policies.api.views import ApiView, operation
+from policies.choices import AuditOutcome, Role
+from policies.models import AuditEvent, DimensionMembership
+from policies.refusals import Refusal
+
+STEWARD_ROLES = (Role.STEWARD, Role.ACCESS_STEWARD)
+
+
+class AuditEventSerializer(serializers.ModelSerializer):
+    dimension = serializers.CharField(source="dimension_ref")
+
+    class Meta:
+        model = AuditEvent
+        fields = [
+            "event_id",
+            "occurred_at",
+            "actor_ref",
+            "action",
+            "outcome",
+            "code",
+            "grounding_id",
+            "dimension",
+            "expected_revision",
+            "resulting_revision",
+            "decision_ref",
+            "request_id",
+            "references",
+        ]
+
+
+class AuditEventFilter(django_filters.FilterSet):
+    grounding_id = django_filters.UUIDFilter()
+    link = django_filters.UUIDFilter(field_name="grounding_id")
+    actor = django_filters.CharFilter(method="filter_actor")
+    action = django_filters.CharFilter()
+    outcome = django_filters.ChoiceFilter(choices=AuditOutcome.choices)
+    code = django_filters.CharFilter()
+    dimension = django_filters.CharFilter(field_name="dimension_ref")
+
+    class Meta:
+        model = AuditEvent
+        fields: list[str] = []
+
+    def filter_actor(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        # Accept "user:alice" as stored, or the bare username.
+        ref = value if value.startswith(("user:", "anonymous")) else f"user:{value}"
+        return queryset.filter(actor_ref=ref)
+
+
+class AuditCursorPagination(CursorPagination):
+    ordering = ("-occurred_at", "-event_id")
+    page_size = 50
+
+
+def events_visible_to(user) -> QuerySet[AuditEvent]:
+    """Superusers see every event; stewards see their Dimensions' events."""
+    if getattr(user, "is_superuser", False):
+        return AuditEvent.objects.all()
+    stewarded = list(
+        DimensionMembership.objects.filter(user=user, role__in=STEWARD_ROLES).values_list(
+            "dimension__name", flat=True
+        )
+    )
+    if not stewarded:
+        raise Refusal("role_required", "audit events are read by stewards of a Dimension.")
+    return AuditEvent.objects.filter(dimension_ref__in=stewarded)
+
+
+class AuditEventListView(ApiView):
+    filterset_class = AuditEventFilter
+    pagination_class = AuditCursorPagination
+
+    @operation(
+        summary="Audit events (stewards; read-only)",
+        operation_id="audit_events_list",
+        responses={200: AuditEventSerializer(many=True)},
+        errors=(400,),
+        parameters=[
+            OpenApiParameter(name, str, required=False)
+            for name in ("link", "actor", "action", "outcome", "code", "dimension")
+        ],
+        tags=["audit"],
+    )
+    def get(self, request: Request) -> Response:
+        queryset = events_visible_to(request.user)
+        filterset = self.filterset_class(request.query_params, queryset=queryset)
+        if not filterset.is_valid():
+            raise Refusal("validation_error", "the filters are not valid.")
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(filterset.qs, request, view=self)
+        return paginator.get_paginated_response(AuditEventSerializer(page, many=True).data)
