@@ -64,7 +64,15 @@ def test_disposal_purges_copied_text_and_leaves_a_tombstone(world, link):
     body = response.json()
     assert body["receipt_ref"] == "urn:storage:receipt:9"
     assert body["policy_ref"] == "urn:policy:retention@1"
-    assert body["purged"] == {"passage_bindings": 1, "passage_binding_history": 1}
+    assert body["purged"] == {
+        "passage_bindings": 1,
+        "passage_binding_history": 1,
+        "passages": 1,
+        "passage_history": 2,
+        "content": 1,
+        "envelopes": 0,
+    }
+    assert "excerpt" not in body["link"]["passage"] or body["link"]["passage"]["excerpt"] is None
     selector = body["link"]["anchor"]["source_selector"]
     assert selector == {"type": "TextQuoteSelector", "purged": True}
     assert body["link"]["record_state"] == "disposed"
