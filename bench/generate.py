@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import random
-import unicodedata
 from typing import Any
+
+from evidence.wsp.builders import projected_text
 
 WORDS = [
     "bridge",
@@ -105,21 +105,6 @@ def register_payload(index: int, *, passage_id: str | None = None) -> dict[str, 
     }
 
 
-def _projected(text: str, observation_id: str, field: str) -> dict[str, Any]:
-    nfc = unicodedata.normalize("NFC", text)
-    return {
-        "text": text,
-        "text_sha256": hashlib.sha256(text.encode()).hexdigest(),
-        "origin": "provider",
-        "provenance": {
-            "observation_id": observation_id,
-            "source_field": field,
-            "transformations": [],
-        },
-        "segments": [{"start": 0, "end": len(nfc), "text": nfc}],
-    }
-
-
 def wsp_response(execution: int, rng: random.Random, observations: int = 20) -> dict[str, Any]:
     attempt_id = f"att-{execution}-1"
     obs = []
@@ -155,7 +140,7 @@ def wsp_response(execution: int, rng: random.Random, observations: int = 20) -> 
                 "observation_ids": [observation_id],
                 "url": {"observed": url + "?utm=1", "canonical": url},
                 "title": None,
-                "snippet": _projected(text, observation_id, "snippet"),
+                "snippet": projected_text(text, observation_id, "snippet"),
                 "text": None,
             }
         )

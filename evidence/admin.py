@@ -23,6 +23,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from evidence.choices import AccessLabel
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.services import import_wsp_document
+from policies.admin_base import ReadOnlyAdminMixin
 from policies.choices import Role
 from policies.models import DimensionMembership
 from policies.refusals import Refusal
@@ -49,21 +50,12 @@ def _staff_with_role(request: HttpRequest) -> bool:
     return bool(request.user.is_active and request.user.is_staff and _roles(request))
 
 
-class EvidenceReadOnlyAdmin(admin.ModelAdmin):
+class EvidenceReadOnlyAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def has_module_permission(self, request: HttpRequest) -> bool:
         return _staff_with_role(request)
 
     def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
         return _staff_with_role(request)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 def _may_read_restricted(request: HttpRequest) -> bool:

@@ -14,6 +14,7 @@ from django.http import HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
 from policies import governance
+from policies.admin_base import ReadOnlyAdminMixin
 from policies.choices import Role
 from policies.models import (
     AuditEvent,
@@ -42,7 +43,7 @@ def _staff(request: HttpRequest) -> bool:
     return bool(request.user.is_active and request.user.is_staff)
 
 
-class GovernedAdmin(SimpleHistoryAdmin):
+class GovernedAdmin(ReadOnlyAdminMixin, SimpleHistoryAdmin):
     """Read-only with history; rows scoped to the user's Dimensions."""
 
     dimension_field = "dimension_id"
@@ -58,15 +59,6 @@ class GovernedAdmin(SimpleHistoryAdmin):
 
     def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
         return self.has_module_permission(request)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
 
 
 def _run(modeladmin, request: HttpRequest, rows, operation, verb: str) -> None:
@@ -160,7 +152,7 @@ class DisclosureDecisionAdmin(GovernedAdmin):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Append-only: shown, never added, changed or deleted."""
 
     list_display = (
@@ -191,12 +183,3 @@ class AuditEventAdmin(admin.ModelAdmin):
 
     def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
         return self.has_module_permission(request)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False

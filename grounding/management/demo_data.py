@@ -3,12 +3,11 @@ links in different states, all written through the services."""
 
 from __future__ import annotations
 
-import hashlib
-import unicodedata
 from typing import Any
 
 from evidence.models import Passage
 from evidence.services import import_wsp_document
+from evidence.wsp.builders import projected_text
 from grounding import services
 from grounding.models import GroundingLink
 
@@ -27,21 +26,6 @@ DOCUMENTS = [
         "the bridge opened in 1932, with a public holiday declared.",
     ),
 ]
-
-
-def _projected(text: str, observation_id: str) -> dict[str, Any]:
-    nfc = unicodedata.normalize("NFC", text)
-    return {
-        "text": text,
-        "text_sha256": hashlib.sha256(text.encode()).hexdigest(),
-        "origin": "provider",
-        "provenance": {
-            "observation_id": observation_id,
-            "source_field": "text",
-            "transformations": [],
-        },
-        "segments": [{"start": 0, "end": len(nfc), "text": nfc}],
-    }
 
 
 def demo_wsp_response() -> dict[str, Any]:
@@ -76,7 +60,7 @@ def demo_wsp_response() -> dict[str, Any]:
                 "url": {"observed": url, "canonical": url},
                 "title": None,
                 "snippet": None,
-                "text": _projected(text, observation_id),
+                "text": projected_text(text, observation_id, "text"),
             }
         )
     return {
