@@ -16,8 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta, timezone
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,6 +26,8 @@ from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from grounding.structured_rules import SEMANTIC_CHECKS
+from grounding.timestamps import parse_rfc3339
 from policies.refusals import Offender, pointer_join
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -46,33 +47,7 @@ DETAIL_KEYWORD = "x-error-detail"
 # jsonschema only asserts "date-time" and "uri" when optional packages are installed;
 # the registry needs both, so it carries strict checkers of its own.
 
-_RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$",
-    re.ASCII,
-)
-_PARTIAL_DATE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$", re.ASCII)
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$", re.ASCII)
-
-
-def parse_rfc3339(value: str) -> datetime | None:
-    """An aware datetime for an RFC 3339 date-time, else None (leap seconds clamp to :59)."""
-    m = _RFC3339.match(value)
-    if m is None:
-        return None
-    year, month, day, hour, minute, second = (int(g) for g in m.group(1, 2, 3, 4, 5, 6))
-    if second > 60:
-        return None
-    offset: timezone = UTC
-    if m.group(8) not in ("Z", "z"):
-        off_h, off_m = int(m.group(9)), int(m.group(10))
-        if off_h > 23 or off_m > 59:
-            return None
-        delta = timedelta(hours=off_h, minutes=off_m)
-        offset = timezone(-delta if m.group(8)[0] == "-" else delta)
-    try:
-        return datetime(year, month, day, hour, minute, min(second, 59), tzinfo=offset)
-    except ValueError:
-        return None
 
 
 def _build_format_checker() -> FormatChecker:
@@ -330,119 +305,3 @@ def _detail(keyword: str, error: ValidationError) -> str:
             return "not allowed here"
         case _:
             return f"fails the '{keyword}' constraint"
-
-
-# -- cross-field rules a schema cannot state ----------------------------------------
-
-
-def _is_count(x: object) -> bool:
-    """A non-negative int: cross-field rules only compare schema-valid offsets and counts."""
-    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
-
-
-def _inverted(obj: object, pointer: str, code: str) -> list[Offender]:
-    if isinstance(obj, dict):
-        start, end = obj.get("start"), obj.get("end")
-        if _is_count(start) and _is_count(end) and start > end:
-            return [Offender(pointer_join(pointer, "end"), code, "end must not be less than start")]
-    return []
-
-
-_POSITION_SELECTORS = frozenset({"TextPositionSelector", "DataPositionSelector"})
-
-
-def _selector_rules(value: object, pointer: str) -> list[Offender]:
-    out: list[Offender] = []
-    stack: list[tuple[object, str]] = [(value, pointer)]
-    while stack:  # iterative: refinedBy chains may be long
-        selector, where = stack.pop()
-        if not isinstance(selector, dict):
-            continue
-        kind = selector.get("type")
-        if isinstance(kind, str) and kind in _POSITION_SELECTORS:
-            out.extend(_inverted(selector, where, "selector.range_inverted"))
-        children = ["refinedBy"]
-        if kind == "RangeSelector":
-            children = ["startSelector", "endSelector", "refinedBy"]
-        for member in reversed(children):
-            if member in selector:
-                stack.append((selector[member], pointer_join(where, member)))
-    return out
-
-
-def _anchor_result_rules(value: object, pointer: str) -> list[Offender]:
-    if not isinstance(value, dict):
-        return []
-    out: list[Offender] = []
-    matches, count = value.get("matches"), value.get("match_count")
-    if isinstance(matches, list):
-        for i, match in enumerate(matches):
-            out.extend(
-                _inverted(
-                    match, pointer_join(pointer, "matches", i), "anchor_result.range_inverted"
-                )
-            )
-        if _is_count(count) and count != len(matches):
-            out.append(
-                Offender(
-                    pointer_join(pointer, "match_count"),
-                    "anchor_result.match_count_mismatch",
-                    "match_count must equal the number of matches reported",
-                )
-            )
-    return out
-
-
-def _representation_check_rules(value: object, pointer: str) -> list[Offender]:
-    if isinstance(value, dict) and isinstance(value.get("digest"), dict):
-        covered = value["digest"].get("covered")
-        where = pointer_join(pointer, "digest", "covered")
-        return _inverted(covered, where, "representation_check.range_inverted")
-    return []
-
-
-def _coverage_population_rules(value: object, pointer: str) -> list[Offender]:
-    if isinstance(value, dict):
-        num, den = value.get("numerator"), value.get("denominator")
-        if _is_count(num) and _is_count(den) and num > den:
-            return [
-                Offender(
-                    pointer_join(pointer, "numerator"),
-                    "coverage_population.numerator_exceeds_denominator",
-                    "numerator must not exceed denominator",
-                )
-            ]
-    return []
-
-
-def _applicability_interval_rules(value: object, pointer: str) -> list[Offender]:
-    if not isinstance(value, dict):
-        return []
-    start, end = value.get("start"), value.get("end")
-    if not (isinstance(start, str) and isinstance(end, str)):
-        return []
-    inverted = False
-    start_dt, end_dt = parse_rfc3339(start), parse_rfc3339(end)
-    if start_dt is not None and end_dt is not None:
-        inverted = start_dt > end_dt
-    elif _PARTIAL_DATE.match(start) and _PARTIAL_DATE.match(end):
-        common = min(len(start), len(end))  # compare at the coarser precision
-        inverted = start[:common] > end[:common]
-    if inverted:
-        return [
-            Offender(
-                pointer_join(pointer, "end"),
-                "applicability_interval.range_inverted",
-                "end must not be before start",
-            )
-        ]
-    return []
-
-
-SEMANTIC_CHECKS: dict[str, Callable[[object, str], list[Offender]]] = {
-    "selector": _selector_rules,
-    "anchor_result": _anchor_result_rules,
-    "representation_check": _representation_check_rules,
-    "coverage_population": _coverage_population_rules,
-    "applicability_interval": _applicability_interval_rules,
-}

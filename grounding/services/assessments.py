@@ -17,6 +17,7 @@ from grounding.services._common import (
     require_revision,
     save_revision,
 )
+from grounding.timestamps import parse_rfc3339
 from policies import audit
 from policies.choices import Role
 from policies.refusals import Offender, Refusal
@@ -103,7 +104,7 @@ def bind_assessment(
         rationale_ref=assessment.get("rationale_ref") or "",
         competing_assessment_refs=competing,
         selection_basis_ref=assessment.get("selection_basis_ref") or "",
-        assessed_at=inputs.parse_rfc3339(assessment["assessed_at"])
+        assessed_at=parse_rfc3339(assessment["assessed_at"])
         if assessment.get("assessed_at")
         else None,
         metric_binding=assessment.get("metric_binding"),

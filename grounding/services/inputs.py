@@ -4,13 +4,11 @@ the shipped JSON Schemas (and the profile's stricter ones)."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
-
-from django.utils.dateparse import parse_datetime
 
 from grounding import structured
 from grounding.choices import RebindRequirement, ReviewerKind, SupportKind, UseBasis, Verdict
+from grounding.timestamps import parse_rfc3339
 from policies.models import Profile
 from policies.refusals import Offender, pointer_join
 
@@ -119,16 +117,6 @@ def _check_value(key: str, kind: str, value: Any, pointer: str, profile) -> list
         return []
     profile_schema = (profile.field_schemas or {}).get(key) if profile else None
     return structured.validate(kind, value, pointer=pointer, profile_schema=profile_schema)
-
-
-def parse_rfc3339(value: str) -> datetime | None:
-    """An RFC 3339 instant: seconds and an explicit offset or Z are required."""
-    if len(value) < 20 or value[10] not in "Tt":
-        return None
-    parsed = parse_datetime(value)
-    if parsed is None or parsed.tzinfo is None:
-        return None
-    return parsed
 
 
 def check_profile_vocabulary(

@@ -9,7 +9,6 @@ from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
 from evidence.choices import AccessLabel
-from evidence.models import Passage
 from grounding.choices import (
     DisplayState,
     RebindRequirement,
@@ -21,10 +20,11 @@ from grounding.choices import (
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
 from grounding.services import inputs
 from grounding.services._common import operation, refuse_invalid
+from grounding.services.passages import Lookups, resolve_passage
+from grounding.timestamps import parse_rfc3339
 from policies import audit
 from policies.choices import Role
 from policies.identifiers import uuid7
-from policies.models import Dimension, Profile
 from policies.refusals import Offender, Refusal, pointer_join
 from policies.services import require_active, require_published, require_role
 
@@ -54,56 +54,10 @@ class _Prepared:
     passage: PassageBinding
 
 
-class _Lookups:
-    """Per-call caches so a bulk of 1,000 items costs a handful of queries."""
-
-    def __init__(self) -> None:
-        self.dimensions: dict[str, Dimension | None] = {}
-        self.profiles: dict[str, Profile | None] = {}
-        self.passages: dict[str, Passage | None] = {}
-
-    def dimension(self, name: str) -> Dimension | None:
-        if name not in self.dimensions:
-            self.dimensions[name] = Dimension.objects.filter(name=name).first()
-        return self.dimensions[name]
-
-    def profile(self, ref: str) -> Profile | None:
-        if ref not in self.profiles:
-            name, _, version = ref.partition("@")
-            self.profiles[ref] = Profile.objects.filter(name=name, version=version).first()
-        return self.profiles[ref]
-
-    def preload_passages(self, ids: list[str]) -> None:
-        wanted = [i for i in ids if i not in self.passages]
-        valid = []
-        for value in wanted:
-            try:
-                valid.append(str(_uuid(value)))
-            except ValueError:
-                self.passages[value] = None
-        found = {
-            str(p.pk): p for p in Passage.objects.filter(pk__in=valid).select_related("source")
-        }
-        for value in wanted:
-            if value not in self.passages:
-                self.passages[value] = found.get(str(_uuid(value)))
-
-    def passage(self, passage_id: str) -> Passage | None:
-        if passage_id not in self.passages:
-            self.preload_passages([passage_id])
-        return self.passages[passage_id]
-
-
-def _uuid(value: str):
-    import uuid
-
-    return uuid.UUID(str(value))
-
-
 @operation("register")
 def register(*, actor, payload: dict[str, Any]) -> GroundingLink:
     """Register one candidate link: record_state candidate, unassessed, revision 1."""
-    prepared = _prepare(actor, payload, pointer="", lookups=_Lookups())
+    prepared = _prepare(actor, payload, pointer="", lookups=Lookups())
     _write([prepared], actor=actor)
     return prepared.link
 
@@ -117,7 +71,7 @@ def register_many(*, actor, items: list[dict[str, Any]]) -> list[GroundingLink]:
             "items must be a non-empty list.",
             offenders=[Offender("/items", "required", "items must be a non-empty list.")],
         )
-    lookups = _Lookups()
+    lookups = Lookups()
     lookups.preload_passages(
         [
             str(item["passage"]["passage_id"])
@@ -141,7 +95,7 @@ def register_many(*, actor, items: list[dict[str, Any]]) -> list[GroundingLink]:
     return [p.link for p in prepared]
 
 
-def _prepare(actor, payload: Any, *, pointer: str, lookups: _Lookups) -> _Prepared:
+def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepared:
     if not isinstance(payload, dict):
         refuse_invalid([Offender(pointer or "/", "type", "the body must be an object.")])
     offenders = [
@@ -215,7 +169,7 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: _Lookups) -> _Prepar
                 anchor=anchor if isinstance(anchor, dict) else None,
             )
         ]
-    passage_values, passage = _resolve_passage(
+    passage_values, passage = resolve_passage(
         payload.get("passage"), pointer_join(pointer, "passage"), lookups, offenders
     )
     refuse_invalid(offenders)
@@ -260,78 +214,6 @@ def _resolve_policy(payload, pointer, lookups, offenders):
     return dimension, profile
 
 
-def _resolve_passage(value, pointer, lookups, offenders) -> tuple[dict, Passage | None]:
-    """An imported evidence passage by id, or an external binding by reference."""
-    if not isinstance(value, dict):
-        offenders.append(Offender(pointer, "required", "passage must be an object."))
-        return {}, None
-    group = inputs.validate_group("passage", value, fields=inputs.PASSAGE_FIELDS, pointer=pointer)
-    offenders += group
-    if group:
-        return {}, None
-    if value.get("passage_id"):
-        extra = set(value) - {"passage_id", "retrieval_observation_ref"}
-        if extra:
-            offenders += [
-                Offender(
-                    pointer_join(pointer, key),
-                    "derived_field",
-                    f"{key} is taken from the evidence passage; do not supply it.",
-                )
-                for key in sorted(extra)
-            ]
-            return {}, None
-        passage = lookups.passage(str(value["passage_id"]))
-        if passage is None:
-            offenders.append(
-                Offender(
-                    pointer_join(pointer, "passage_id"),
-                    "unknown_reference",
-                    "no evidence passage has this id.",
-                )
-            )
-            return {}, None
-        return _values_from_evidence(passage, value), passage
-    missing = [k for k in ("passage_ref", "source_revision_binding") if not value.get(k)]
-    offenders += [
-        Offender(
-            pointer_join(pointer, key),
-            "required",
-            f"{key} is required for an external passage (or give passage_id).",
-        )
-        for key in missing
-    ]
-    return dict(value), None
-
-
-def _values_from_evidence(passage: Passage, value: dict) -> dict:
-    binding = {"source_ref": passage.canonical_url or passage.passage_ref}
-    if passage.content_sha256:
-        binding["revision"] = f"sha256:{passage.content_sha256}"
-    else:
-        binding["version_state"] = "unknown"
-    binding["media_type"] = passage.media_type
-    if passage.language:
-        binding["language"] = passage.language
-    values = {
-        "passage_ref": passage.passage_ref,
-        "source_revision_binding": binding,
-        "retrieval_observation_ref": value.get("retrieval_observation_ref")
-        or (f"urn:wsp:execution:{passage.execution_id}" if passage.execution_id else ""),
-        "representation_check": None,
-    }
-    if passage.content_id:
-        size = len(passage.content.text.encode("utf-8"))
-        values["representation_check"] = {
-            "digest": {
-                "algorithm": "sha256",
-                "value": passage.content_sha256,
-                "covered": {"unit": "utf8-bytes", "start": 0, "end": size},
-            }
-        }
-    return values
-
-
 def _build(*, actor, payload, dimension, profile, passage, passage_values) -> _Prepared:
     now = timezone.now()
     grounding_id = uuid7()
@@ -365,9 +247,7 @@ def _build(*, actor, payload, dimension, profile, passage, passage_values) -> _P
         context_ref=anchor_in.get("context_ref") or "",
         transformation_ref=anchor_in.get("transformation_ref") or "",
     )
-    asserted_at = (
-        inputs.parse_rfc3339(time_in["asserted_at"]) if time_in.get("asserted_at") else None
-    )
+    asserted_at = parse_rfc3339(time_in["asserted_at"]) if time_in.get("asserted_at") else None
     uncertainty = dict(time_in.get("time_uncertainty") or {})
     if asserted_at is None:
         # An unknown assertion time is kept as such, never invented.
@@ -396,9 +276,7 @@ def _build(*, actor, payload, dimension, profile, passage, passage_values) -> _P
         observed_at=now,
         applicability_interval=time_in.get("applicability_interval"),
         statement_time_ref=time_in.get("statement_time_ref") or "",
-        review_due=inputs.parse_rfc3339(time_in["review_due"])
-        if time_in.get("review_due")
-        else None,
+        review_due=parse_rfc3339(time_in["review_due"]) if time_in.get("review_due") else None,
         time_uncertainty=uncertainty,
         recheck_state=RecheckState.CURRENT,
         disposition_policy_ref=dimension.disposition_policy_ref,

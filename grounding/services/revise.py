@@ -23,7 +23,9 @@ from grounding.services._common import (
     save_revision,
     save_tracked,
 )
-from grounding.services.register import DISCLOSURE_FIELDS, _Lookups, _resolve_passage
+from grounding.services.passages import Lookups, resolve_passage
+from grounding.services.register import DISCLOSURE_FIELDS
+from grounding.timestamps import parse_rfc3339
 from policies import audit
 from policies.choices import Role
 from policies.refusals import Offender, Refusal
@@ -219,7 +221,7 @@ def _new_passage_binding(link, changes: dict, revision: int) -> PassageBinding |
     }
     if "passage" in changes:
         offenders: list[Offender] = []
-        values, passage = _resolve_passage(changes["passage"], "/passage", _Lookups(), offenders)
+        values, passage = resolve_passage(changes["passage"], "/passage", Lookups(), offenders)
         refuse_invalid(offenders)
         merged.update({k: v for k, v in values.items() if k != "passage_id"})
         merged["passage"] = passage
@@ -243,7 +245,7 @@ def _apply_link_fields(link: GroundingLink, changes: dict) -> list[str]:
     time_values = changes.get("time") or {}
     for key, value in time_values.items():
         if key in ("asserted_at", "review_due"):
-            value = inputs.parse_rfc3339(value) if value else None
+            value = parse_rfc3339(value) if value else None
         elif key == "statement_time_ref":
             value = value or ""
         assign(key, value, f"time.{key}")

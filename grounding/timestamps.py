@@ -1,0 +1,34 @@
+"""RFC 3339 instants as the profile's timestamp_rule wants them: seconds and an
+explicit offset or Z; partial dates are kept apart, never padded."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$",
+    re.ASCII,
+)
+PARTIAL_DATE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$", re.ASCII)
+
+
+def parse_rfc3339(value: str) -> datetime | None:
+    """An aware datetime for an RFC 3339 date-time, else None (leap seconds clamp to :59)."""
+    m = _RFC3339.match(value)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in m.group(1, 2, 3, 4, 5, 6))
+    if second > 60:
+        return None
+    offset: timezone = UTC
+    if m.group(8) not in ("Z", "z"):
+        off_h, off_m = int(m.group(9)), int(m.group(10))
+        if off_h > 23 or off_m > 59:
+            return None
+        delta = timedelta(hours=off_h, minutes=off_m)
+        offset = timezone(-delta if m.group(8)[0] == "-" else delta)
+    try:
+        return datetime(year, month, day, hour, minute, min(second, 59), tzinfo=offset)
+    except ValueError:
+        return None
