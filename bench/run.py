@@ -42,7 +42,9 @@ def percentile(values: list[float], q: float) -> float:
 
 def main() -> None:
     url = _bench_database_url()
-    _recreate_database(url)
+    # BENCH_REUSE_DB=1 keeps an earlier run's database (the 1,000,000-link corpus).
+    if os.environ.get("BENCH_REUSE_DB") != "1":
+        _recreate_database(url)
     os.environ["DATABASE_URL"] = url
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-not-secret-" + "x" * 40)

@@ -6,7 +6,7 @@ from grounding.settings import REST_FRAMEWORK
 
 ROOT_URLCONF = "bench.urls"
 DEBUG = False
-ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "testserver"]
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,
     "DEFAULT_THROTTLE_CLASSES": [],

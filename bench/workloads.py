@@ -55,7 +55,7 @@ def baseline() -> dict:
         many_seconds, _ = seed.insert_links(conn, template, count, target_prefix="bench_")
         seed.truncate_scratch(conn, "bench_")
     return {
-        "links": count,
+        "links": GroundingLink.objects.count(),
         "rows_per_link": rows // count,
         "copy_links_per_s": round(count / copy_seconds),
         "copy_rows_per_s": round(rows / copy_seconds),
@@ -241,7 +241,10 @@ def reads_at_scale(tokens: dict) -> dict:
 
     from grounding import services
 
+    from grounding.models import GroundingLink
+
     count = int(os.environ.get("BENCH_READ_LINKS", "1000000"))
+    missing = max(0, count - GroundingLink.objects.count())
     template_id = _template_link()
     kinds = ("quotation", "paraphrase", "inferential", "contextual")
 
@@ -255,9 +258,10 @@ def reads_at_scale(tokens: dict) -> dict:
     chunk = 50_000
     with _raw_conn() as conn:
         template = seed.template_rows(conn, template_id)
-        for offset in range(0, count, chunk):
-            seed.copy_links(conn, template, min(chunk, count - offset), vary=vary,
-                            history_start=50_000_000 + offset)  # fmt: skip
+        start = 50_000_000 + GroundingLink.history.count()
+        for offset in range(0, missing, chunk):
+            seed.copy_links(conn, template, min(chunk, missing - offset), vary=vary,
+                            history_start=start + offset)  # fmt: skip
         conn.execute("ANALYZE")
         conn.commit()
     seed_seconds = time.perf_counter() - started
