@@ -23,6 +23,20 @@ def roles_of(user, dimension: Dimension) -> set[str]:
     return cache[dimension.pk]
 
 
+def dimensions_with_roles(user) -> list[Dimension]:
+    """Every Dimension the user holds a role in, loading their roles in one query
+    (and priming `roles_of`, so no per-Dimension query follows)."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return []
+    cache: dict = {}
+    dimensions: dict[int, Dimension] = {}
+    for membership in DimensionMembership.objects.filter(user=user).select_related("dimension"):
+        dimensions[membership.dimension_id] = membership.dimension
+        cache.setdefault(membership.dimension_id, set()).add(membership.role)
+    user._dimension_roles = cache
+    return list(dimensions.values())
+
+
 def require_role(user, dimension: Dimension, *roles: Role) -> None:
     """Refuse with `role_required` unless the user holds one of `roles` in the Dimension."""
     if not roles_of(user, dimension) & {str(r) for r in roles}:

@@ -10,7 +10,7 @@ from rest_framework.pagination import CursorPagination
 from grounding.choices import RecheckState, RecordState, SupportKind
 from grounding.models import GroundingLink
 from grounding.projection import DecisionCache, readers_for_user
-from policies.models import Dimension
+from policies.services import dimensions_with_roles
 
 # Filters that match on a disclosable group: a link whose group is withheld from
 # the reader is left out, so the filter cannot be used to probe withheld values.
@@ -61,7 +61,7 @@ def readable_by(user, queryset: QuerySet[GroundingLink], cache: DecisionCache) -
     role (cached for the rendering that follows), never per link.
     """
     scope = Q(pk__in=[])
-    for dimension in Dimension.objects.filter(memberships__user=user).distinct():
+    for dimension in dimensions_with_roles(user):
         listed: set[str] = set()
         for reader in readers_for_user(user, dimension):
             for decision in cache.decisions(dimension, reader):

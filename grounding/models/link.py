@@ -116,11 +116,23 @@ class GroundingLink(models.Model):
 
     class Meta:
         ordering = ["-grounding_id"]
+        # Lists filter on one state within a Dimension and page by -grounding_id (time
+        # order): each index serves the filter and the order, so a page of 50 reads 50
+        # rows, not the whole Dimension.
         indexes = [
-            models.Index(fields=["dimension", "record_state"]),
-            models.Index(fields=["dimension", "recheck_state"]),
-            models.Index(fields=["dimension", "display_state"]),
-            models.Index(fields=["dimension", "support_kind"]),
+            models.Index(
+                fields=["dimension", "record_state", "-grounding_id"], name="link_dim_record_idx"
+            ),
+            models.Index(
+                fields=["dimension", "recheck_state", "-grounding_id"], name="link_dim_recheck_idx"
+            ),
+            models.Index(
+                fields=["dimension", "display_state", "-grounding_id"], name="link_dim_display_idx"
+            ),
+            models.Index(
+                fields=["dimension", "support_kind", "-grounding_id"], name="link_dim_support_idx"
+            ),
+            models.Index(fields=["dimension", "-grounding_id"], name="link_dim_order_idx"),
         ]
         constraints = [
             models.CheckConstraint(
