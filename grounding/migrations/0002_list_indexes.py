@@ -5,48 +5,55 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('grounding', '0001_initial'),
-        ('policies', '0001_initial'),
+        ("grounding", "0001_initial"),
+        ("policies", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='groundinglink',
-            name='grounding_g_dimensi_21bbe3_idx',
+            model_name="groundinglink",
+            name="grounding_g_dimensi_21bbe3_idx",
         ),
         migrations.RemoveIndex(
-            model_name='groundinglink',
-            name='grounding_g_dimensi_92b1c1_idx',
+            model_name="groundinglink",
+            name="grounding_g_dimensi_92b1c1_idx",
         ),
         migrations.RemoveIndex(
-            model_name='groundinglink',
-            name='grounding_g_dimensi_9146ad_idx',
+            model_name="groundinglink",
+            name="grounding_g_dimensi_9146ad_idx",
         ),
         migrations.RemoveIndex(
-            model_name='groundinglink',
-            name='grounding_g_dimensi_350a51_idx',
+            model_name="groundinglink",
+            name="grounding_g_dimensi_350a51_idx",
         ),
         migrations.AddIndex(
-            model_name='groundinglink',
-            index=models.Index(fields=['dimension', 'record_state', '-grounding_id'], name='link_dim_record_idx'),
+            model_name="groundinglink",
+            index=models.Index(
+                fields=["dimension", "record_state", "-grounding_id"], name="link_dim_record_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='groundinglink',
-            index=models.Index(fields=['dimension', 'recheck_state', '-grounding_id'], name='link_dim_recheck_idx'),
+            model_name="groundinglink",
+            index=models.Index(
+                fields=["dimension", "recheck_state", "-grounding_id"], name="link_dim_recheck_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='groundinglink',
-            index=models.Index(fields=['dimension', 'display_state', '-grounding_id'], name='link_dim_display_idx'),
+            model_name="groundinglink",
+            index=models.Index(
+                fields=["dimension", "display_state", "-grounding_id"], name="link_dim_display_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='groundinglink',
-            index=models.Index(fields=['dimension', 'support_kind', '-grounding_id'], name='link_dim_support_idx'),
+            model_name="groundinglink",
+            index=models.Index(
+                fields=["dimension", "support_kind", "-grounding_id"], name="link_dim_support_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='groundinglink',
-            index=models.Index(fields=['dimension', '-grounding_id'], name='link_dim_order_idx'),
+            model_name="groundinglink",
+            index=models.Index(fields=["dimension", "-grounding_id"], name="link_dim_order_idx"),
         ),
     ]
