@@ -13,6 +13,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
+# Its own database, dropped and recreated on each run unless BENCH_REUSE_DB=1.
+BENCH_DATABASE = os.environ.get("BENCH_DATABASE", "grounding_bench")
 
 
 def _bench_database_url() -> str:
@@ -20,7 +22,7 @@ def _bench_database_url() -> str:
     parts = urlsplit(url)
     if not parts.scheme.startswith("postgres"):
         sys.exit("make bench needs PostgreSQL: set DATABASE_URL=postgres://…")
-    return urlunsplit(parts._replace(path="/grounding_bench"))
+    return urlunsplit(parts._replace(path=f"/{BENCH_DATABASE}"))
 
 
 def _recreate_database(url: str) -> None:
@@ -28,8 +30,8 @@ def _recreate_database(url: str) -> None:
 
     admin = urlunsplit(urlsplit(url)._replace(path="/postgres"))
     with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS grounding_bench WITH (FORCE)")
-        conn.execute("CREATE DATABASE grounding_bench")
+        conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DATABASE}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{BENCH_DATABASE}"')
 
 
 def percentile(values: list[float], q: float) -> float:
