@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from policies.bulk import insert_rows
 from policies.choices import AuditOutcome
 from policies.models import AuditEvent, Dimension
 from policies.request_context import current_request_id
@@ -74,7 +75,7 @@ def record_many(*, actor, action: str, entries: list[dict[str, Any]]) -> list[Au
         )
         for entry in entries
     ]
-    AuditEvent.objects.bulk_create(events)
+    insert_rows(AuditEvent, events)
     for event in events:
         _mirror(event)
     return events

@@ -59,12 +59,16 @@ TIME_FIELDS = {
     "time_uncertainty": "time_uncertainty",
 }
 
-_ENUMS = {
-    "support_kind": SupportKind,
-    "use_basis": UseBasis,
-    "rebind_requirement": RebindRequirement,
-    "reviewer_kind": ReviewerKind,
-    "verdict": Verdict,
+# Values listed once: TextChoices.values builds a new list on every access.
+_ENUMS: dict[str, list[str]] = {
+    name: choices.values
+    for name, choices in (
+        ("support_kind", SupportKind),
+        ("use_basis", UseBasis),
+        ("rebind_requirement", RebindRequirement),
+        ("reviewer_kind", ReviewerKind),
+        ("verdict", Verdict),
+    )
 }
 
 
@@ -111,7 +115,7 @@ def _check_value(key: str, kind: str, value: Any, pointer: str, profile) -> list
             return [Offender(pointer, "format", f"{key} must be an RFC 3339 date-time.")]
         return []
     if kind in _ENUMS:
-        allowed = _ENUMS[kind].values
+        allowed = _ENUMS[kind]
         if value not in allowed:
             return [Offender(pointer, "enum", f"{key} must be one of {', '.join(allowed)}.")]
         return []
@@ -126,7 +130,7 @@ def check_profile_vocabulary(
     offenders = []
     kind = (support or {}).get("support_kind")
     # A value outside the vocabulary altogether is reported once, as an enum error.
-    known = kind in SupportKind.values
+    known = kind in _ENUMS["support_kind"]
     if known and profile.support_vocabulary and kind not in profile.support_vocabulary:
         offenders.append(
             Offender(

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
 
 from evidence.choices import AccessLabel
 from grounding.choices import (
@@ -23,6 +22,7 @@ from grounding.services._common import operation, refuse_invalid
 from grounding.services.passages import Lookups, resolve_passage
 from grounding.timestamps import parse_rfc3339
 from policies import audit
+from policies.bulk import insert_with_history
 from policies.choices import Role
 from policies.identifiers import uuid7
 from policies.refusals import Offender, Refusal, pointer_join
@@ -296,25 +296,15 @@ def _build(*, actor, payload, dimension, profile, passage, passage_values) -> _P
 
 def _write(prepared: list[_Prepared], *, actor) -> None:
     """Bindings first (the link's FKs to them are deferred), then the links: one
-    insert and one history row per object, whatever the batch size."""
-    if len(prepared) == 1:
-        item = prepared[0]
-        for obj in (item.statement, item.passage, item.link):
-            obj._history_user = actor
-            obj._change_reason = REGISTER_REASON
-            obj.save(force_insert=True)
-    else:
-        for model, attr in (
-            (StatementBinding, "statement"),
-            (PassageBinding, "passage"),
-            (GroundingLink, "link"),
-        ):
-            bulk_create_with_history(
-                [getattr(p, attr) for p in prepared],
-                model,
-                default_user=actor,
-                default_change_reason=REGISTER_REASON,
-            )
+    insert per model and one history row per object, whatever the batch size."""
+    for model, attr in (
+        (StatementBinding, "statement"),
+        (PassageBinding, "passage"),
+        (GroundingLink, "link"),
+    ):
+        insert_with_history(
+            model, [getattr(p, attr) for p in prepared], user=actor, change_reason=REGISTER_REASON
+        )
     audit.record_many(
         actor=actor,
         action="register",
