@@ -77,13 +77,14 @@ def clone_rows(
 
 
 def copy_links(conn, template, count, *, target_prefix="", vary=None, history_start=10_000_000):
-    """COPY `count` cloned links; returns (seconds, rows written)."""
+    """COPY `count` cloned links; returns (seconds, rows written).
+
+    The rows are built before the clock starts: the figure is the database's."""
+    tables = list(clone_rows(template, count, vary=vary, history_start=history_start))
     started = time.perf_counter()
     written = 0
     with conn.cursor() as cur:
-        for table, columns, rows in clone_rows(
-            template, count, vary=vary, history_start=history_start
-        ):
+        for table, columns, rows in tables:
             column_list = ", ".join(f'"{c}"' for c in columns)
             with cur.copy(f"COPY {target_prefix}{table} ({column_list}) FROM STDIN") as copy:
                 for row in rows:
@@ -95,10 +96,11 @@ def copy_links(conn, template, count, *, target_prefix="", vary=None, history_st
 
 def insert_links(conn, template, count, *, target_prefix=""):
     """executemany of the same rows: the other way a driver can write them."""
+    tables = list(clone_rows(template, count))
     started = time.perf_counter()
     written = 0
     with conn.cursor() as cur:
-        for table, columns, rows in clone_rows(template, count):
+        for table, columns, rows in tables:
             column_list = ", ".join(f'"{c}"' for c in columns)
             marks = ", ".join(["%s"] * len(columns))
             cur.executemany(

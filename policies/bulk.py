@@ -10,6 +10,7 @@ so a bulk write leaves exactly what `save()` per row would leave.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -85,23 +86,30 @@ def insert_with_history(
     fields, rows = _db_rows(model, objs, connection)
     _copy(connection, model, fields, rows)
     _mark_saved(objs, using)
-    # The tracked columns of a history row hold the values just written: reuse them.
-    position = {f.attname: i for i, f in enumerate(fields)}
-    history_fields = [
-        f for f in history_model._meta.concrete_fields if f is not history_model._meta.pk
-    ]
-    history_rows = []
-    for obj, row in zip(objs, rows, strict=True):
-        extra = _history_values(obj, when, user, change_reason)
-        history_rows.append(
-            tuple(
-                row[position[f.attname]]
-                if f.attname in position
-                else _db_value(f, extra[f.attname], connection)
-                for f in history_fields
-            )
-        )
-    _copy(connection, history_model, history_fields, history_rows)
+    _copy_history(connection, model, history_model, objs, when, user, change_reason)
+
+
+def _copy_history(connection, model, history_model, objs, when, user, change_reason) -> None:
+    """History rows copied by the database from the rows just written, in `objs` order:
+    they hold what was stored, and no value crosses the wire twice."""
+    quote = connection.ops.quote_name
+    tracked = [f.column for f in history_model.tracked_fields]
+    extra = _history_values(objs[0], when, user, change_reason)
+    history_fields = {f.attname: f for f in history_model._meta.concrete_fields}
+    columns = ", ".join(quote(c) for c in [*tracked, *(history_fields[a].column for a in extra)])
+    pk = model._meta.pk
+    statement = (
+        f"INSERT INTO {quote(history_model._meta.db_table)} ({columns}) "
+        f"SELECT {', '.join(f'm.{quote(c)}' for c in tracked)}, "
+        f"{', '.join(['%s'] * len(extra))} "
+        f"FROM unnest(%s::{pk.db_type(connection)}[]) WITH ORDINALITY AS k(pk, n) "
+        f"JOIN {quote(model._meta.db_table)} m ON m.{quote(pk.column)} = k.pk ORDER BY k.n"
+    )
+    params = [_db_value(history_fields[a], v, connection) for a, v in extra.items()]
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [*params, [getattr(obj, pk.attname) for obj in objs]])
+        if cursor.rowcount != len(objs):
+            raise RuntimeError(f"wrote {cursor.rowcount} history rows for {len(objs)} objects")
 
 
 def _use_copy(connection, model: type[models.Model], objs: Sequence[models.Model]) -> bool:
@@ -111,7 +119,12 @@ def _use_copy(connection, model: type[models.Model], objs: Sequence[models.Model
         connection.vendor == "postgresql"
         and len(objs) >= COPY_MIN_ROWS
         and getattr(objs[0], model._meta.pk.attname) is not None
+        and not any(hasattr(obj, a) for obj in objs for a in _PER_OBJECT_HISTORY)
     )
+
+
+# simple-history's per-object overrides; a batch carrying them takes the ORM path.
+_PER_OBJECT_HISTORY = ("_history_user", "_history_date", "_change_reason")
 
 
 def _history_values(obj: models.Model, when: datetime, user, change_reason: str) -> dict:
@@ -125,8 +138,12 @@ def _history_values(obj: models.Model, when: datetime, user, change_reason: str)
 
 
 def _db_value(field: models.Field, value: Any, connection) -> Any:
-    if value is None or type(value) in _NATIVE.get(field.get_internal_type(), ()):
+    kind = field.get_internal_type()
+    if value is None or type(value) in _NATIVE.get(kind, ()):
         return value
+    if kind == "JSONField" and not hasattr(value, "as_sql"):
+        # The JSON text Django's Jsonb adapter would send; COPY passes it as it is.
+        return json.dumps(value, cls=field.encoder)
     return field.get_db_prep_save(value, connection)
 
 

@@ -73,7 +73,14 @@ def test_batches_go_through_copy_and_single_rows_through_insert(world):
     batch_sql = " ".join(q["sql"] for q in batch.captured_queries)
     # COPY runs on the raw connection; an INSERT here would mean the batch fell back.
     assert 'INSERT INTO "grounding_groundinglink"' not in batch_sql
-    assert 'INSERT INTO "grounding_historicalgroundinglink"' not in batch_sql
+    # History rows are copied by the database from the rows just written.
+    history_sql = [
+        q["sql"]
+        for q in batch.captured_queries
+        if q["sql"].startswith('INSERT INTO "grounding_historicalgroundinglink"')
+    ]
+    assert len(history_sql) == 1
+    assert 'JOIN "grounding_groundinglink" m' in history_sql[0]
     with CaptureQueriesContext(connection) as single:
         _register_batch(world, size=1)
     single_sql = " ".join(q["sql"] for q in single.captured_queries)
@@ -133,3 +140,19 @@ def test_any_text_and_json_survive_the_bulk_path_unchanged(texts, refs):
             {"value": refs, "text": event.actor_ref},
         )
     AuditEvent.disposal_queryset().filter(action="bulk_roundtrip").delete()
+
+
+def test_per_object_history_user_and_reason_win_over_the_defaults(db, django_user_model):
+    default_user = django_user_model.objects.create(username="bulk-default")
+    other = django_user_model.objects.create(username="bulk-other")
+    dimensions = [Dimension(name=f"reason-{i}", namespace="urn:bulk") for i in range(BATCH)]
+    dimensions[0]._change_reason = "imported from the policy registry"
+    dimensions[1]._history_user = other
+    insert_with_history(Dimension, dimensions, user=default_user, change_reason="bulk test")
+    rows = {
+        h.name: (h.history_user_id, h.history_change_reason)
+        for h in Dimension.history.filter(name__startswith="reason-")
+    }
+    assert rows["reason-0"] == (default_user.pk, "imported from the policy registry")
+    assert rows["reason-1"] == (other.pk, "bulk test")
+    assert rows["reason-2"] == (default_user.pk, "bulk test")
