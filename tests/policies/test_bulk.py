@@ -73,6 +73,8 @@ def test_batches_go_through_copy_and_single_rows_through_insert(world):
     batch_sql = " ".join(q["sql"] for q in batch.captured_queries)
     # COPY runs on the raw connection; an INSERT here would mean the batch fell back.
     assert 'INSERT INTO "grounding_groundinglink"' not in batch_sql
+    assert 'COPY "grounding_groundinglink" (' in batch_sql
+    assert f"FROM STDIN -- {BATCH} rows" in batch_sql
     # History rows are copied by the database from the rows just written.
     history_sql = [
         q["sql"]
