@@ -15,13 +15,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.db import IntegrityError, transaction
-from simple_history.utils import bulk_create_with_history
 
 from evidence.choices import AccessLabel
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.wsp import document_error_code, validate_response
 from evidence.wsp.rules_envelope import storable
 from policies import audit
+from policies.bulk import insert_with_history
 from policies.choices import Role
 from policies.refusals import Refusal
 from policies.services import require_role_anywhere
@@ -167,19 +167,13 @@ def _import(*, actor, document: dict, digest: str) -> ImportResult:
     envelope.save(force_insert=True)
     # Content is keyed by its digest: a row inserted concurrently is the same text.
     Content.objects.bulk_create(new_content.values(), ignore_conflicts=True)
-    bulk_create_with_history(
-        passages, Passage, default_user=_history_user(actor), default_change_reason=ACTION
-    )
+    insert_with_history(Passage, passages, user=actor, change_reason=ACTION)
     audit.record(
         actor=actor,
         action=ACTION,
         references={"execution_id": execution_id, "import_id": report["import_id"]},
     )
     return ImportResult(report=report, created=True)
-
-
-def _history_user(actor):
-    return actor if getattr(actor, "pk", None) else None
 
 
 def _sources(observations: list[dict], actor) -> dict[str, Source]:
@@ -191,9 +185,7 @@ def _sources(observations: list[dict], actor) -> dict[str, Source]:
         for url in sorted(urls - set(sources))
     ]
     if missing:
-        bulk_create_with_history(
-            missing, Source, default_user=_history_user(actor), default_change_reason=ACTION
-        )
+        insert_with_history(Source, missing, user=actor, change_reason=ACTION)
         sources.update({s.canonical_url: s for s in missing})
     return sources
 

@@ -172,7 +172,13 @@ def _copy(connection, model: type[models.Model], fields: list[models.Field], row
     statement = f"COPY {quote(model._meta.db_table)} ({columns}) FROM STDIN"
     connection.ensure_connection()
     started = time.monotonic()
-    with connection.connection.cursor() as cursor, cursor.copy(statement) as copy:
+    # The raw psycopg cursor skips Django's wrapper: keep its errors django.db ones
+    # (a unique violation an IntegrityError) for the callers that catch them.
+    with (
+        connection.wrap_database_errors,
+        connection.connection.cursor() as cursor,
+        cursor.copy(statement) as copy,
+    ):
         for row in rows:
             copy.write_row(row)
     if connection.queries_logged:

@@ -47,5 +47,5 @@ class DocumentIndex:
             ):
                 index.truncated.add(action["observation_id"])
         disposition = as_dict(document.get("cache_status")).get("disposition")
-        index.cache_hit = disposition in CACHE_HITS
+        index.cache_hit = isinstance(disposition, str) and disposition in CACHE_HITS
         return index

@@ -53,10 +53,36 @@ def storable(text: str) -> bool:
     """Whether a string can be stored: valid UTF-8 (no lone surrogate) and no U+0000."""
     if "\x00" in text:
         return False
+    if text.isascii():
+        return True  # no surrogate possible; skips encoding the common case
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return False
+    return True
+
+
+def nothing_banned_or_unstorable(document: Any) -> bool:
+    """True when banned_scan and character_offenders would both find nothing.
+
+    The fast path for a well-formed document: one walk that builds no pointers (they
+    are only needed to name offenders). Anything it cannot vouch for, including a
+    member name that is not a string, sends the caller to the full scans.
+    """
+    stack: list[Any] = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if not BANNED_KEYS.isdisjoint(node) or node.get("type") == "synthesis":
+                return False
+            for key, value in node.items():
+                if not isinstance(key, str) or not storable(key):
+                    return False
+                stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, str) and not storable(node):
+            return False
     return True
 
 

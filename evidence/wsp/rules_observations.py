@@ -92,7 +92,8 @@ def observation_offenders(document: dict, index: DocumentIndex) -> Iterator[Offe
 
 def _presence(obs: dict, base: str) -> Iterator[Offender]:
     kind = obs.get("kind")
-    if kind not in PRESENCE:
+    # A kind that is not a string is schema.type's to report, not a crash here.
+    if not isinstance(kind, str) or kind not in PRESENCE:
         return
     literal, absent = PRESENCE[kind]
     # A missing key is schema.required; only present keys are judged here.
@@ -133,7 +134,13 @@ def policy_action_offenders(document: dict, index: DocumentIndex) -> Iterator[Of
         base = pointer_join("/policy_actions", i)
         name, reason = action.get("action"), action.get("reason")
         # An unknown action or reason is schema.enum; only known-but-mismatched pairs here.
-        if name in ACTION_REASONS and reason in ALL_REASONS and reason not in ACTION_REASONS[name]:
+        if (
+            isinstance(name, str)
+            and isinstance(reason, str)
+            and name in ACTION_REASONS
+            and reason in ALL_REASONS
+            and reason not in ACTION_REASONS[name]
+        ):
             yield Offender(
                 pointer_join(base, "reason"),
                 "policy_action_pair",

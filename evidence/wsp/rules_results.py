@@ -159,7 +159,9 @@ def _single_source(
             "deterministic_truncation needs a truncated_by_limit action for the observation",
         )
     source_field = provenance.get("source_field")
-    if source_field not in {"title", "snippet", "text"} or not isinstance(text, str):
+    if not isinstance(source_field, str) or source_field not in {"title", "snippet", "text"}:
+        return
+    if not isinstance(text, str):
         return
     source = observation.get(source_field)
     if not isinstance(source, str):

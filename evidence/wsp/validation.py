@@ -4,6 +4,10 @@ All offenders are collected (never only the first), each located by an RFC 6901
 pointer and carrying a stable code. Schema codes are ``schema.<keyword>`` (for
 example ``schema.required``, ``schema.type``, ``schema.additional_properties``,
 ``schema.enum``); cross-field codes are listed in rules_*.py.
+
+A well-formed document takes two fast paths (fastschema.py for the JSON Schema, one
+pointer-free walk for banned fields and unstorable characters); only a document they
+cannot vouch for goes through jsonschema and the full scans, which name offenders.
 """
 
 from __future__ import annotations
@@ -18,11 +22,13 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from evidence.wsp.context import DocumentIndex
+from evidence.wsp.fastschema import Check, Unsupported, compile_schema
 from evidence.wsp.rules_envelope import (
     BANNED_KEYS,
     banned_scan,
     character_offenders,
     envelope_offenders,
+    nothing_banned_or_unstorable,
 )
 from evidence.wsp.rules_observations import observation_offenders, policy_action_offenders
 from evidence.wsp.rules_results import result_offenders
@@ -41,11 +47,34 @@ def _validator() -> Draft202012Validator:
     return Draft202012Validator(schema())
 
 
+@cache
+def _fast_check() -> Check | None:
+    """The schema compiled once per process; None if it outgrows the compiler."""
+    try:
+        return compile_schema(schema())
+    except Unsupported:
+        return None
+
+
+def _conforms(document: object) -> bool:
+    """Fast acceptance; False means "let jsonschema decide and name the offenders"."""
+    check = _fast_check()
+    if check is None:
+        return False
+    try:
+        return check(document)
+    except Exception:  # e.g. an incomparable number: jsonschema reports it as before
+        return False
+
+
 def validate_response(document: object) -> list[Offender]:
     """Every offender of `document` against WSP v3 Amendment 002 and design/WSP.md."""
-    banned, synthesis = banned_scan(document)
+    # A clean document (the common case) skips the pointer-building scans.
+    clean = nothing_banned_or_unstorable(document)
+    banned, synthesis = ([], []) if clean else banned_scan(document)
     offenders = _schema_offenders(document, synthesis)
-    offenders.extend(character_offenders(document))
+    if not clean:
+        offenders.extend(character_offenders(document))
     if isinstance(document, dict):
         index = DocumentIndex.build(document)
         offenders.extend(envelope_offenders(document, index))
@@ -80,6 +109,8 @@ def document_error_code(offenders: list[Offender]) -> str:
 
 
 def _schema_offenders(document: object, synthesis: list[str]) -> list[Offender]:
+    if _conforms(document):
+        return []
     found: dict[tuple[str, str], Offender] = {}
     for error in _validator().iter_errors(document):
         for offender in _from_error(error):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -105,3 +106,35 @@ def cache_doc() -> dict:
 @pytest.fixture
 def aggregate_doc() -> dict:
     return load("aggregate")
+
+
+@pytest.fixture
+def failing_trigger(db):
+    """A database trigger that aborts the insert of observation obs-3's passage."""
+    vendor = connection.vendor
+    with connection.cursor() as cursor:
+        if vendor == "sqlite":
+            cursor.execute(
+                "CREATE TRIGGER fail_obs3 BEFORE INSERT ON evidence_passage "
+                "WHEN NEW.observation_id = 'obs-3' "
+                "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
+            )
+        elif vendor == "postgresql":
+            cursor.execute(
+                "CREATE FUNCTION fail_obs3() RETURNS trigger AS $$ BEGIN "
+                "IF NEW.observation_id = 'obs-3' THEN RAISE EXCEPTION 'injected failure'; "
+                "END IF; RETURN NEW; END $$ LANGUAGE plpgsql"
+            )
+            cursor.execute(
+                "CREATE TRIGGER fail_obs3 BEFORE INSERT ON evidence_passage "
+                "FOR EACH ROW EXECUTE FUNCTION fail_obs3()"
+            )
+        else:
+            pytest.skip(f"no trigger recipe for {vendor}")
+    yield
+    with connection.cursor() as cursor:
+        if vendor == "sqlite":
+            cursor.execute("DROP TRIGGER IF EXISTS fail_obs3")
+        else:
+            cursor.execute("DROP TRIGGER IF EXISTS fail_obs3 ON evidence_passage")
+            cursor.execute("DROP FUNCTION IF EXISTS fail_obs3()")

@@ -286,38 +286,6 @@ def test_a_unique_violation_on_the_third_passage_leaves_no_rows_behind(curator, 
     assert not RetrievalObservation.objects.filter(execution_id="exec-search-001").exists()
 
 
-@pytest.fixture
-def failing_trigger(db):
-    """A database trigger that aborts the insert of observation obs-3's passage."""
-    vendor = connection.vendor
-    with connection.cursor() as cursor:
-        if vendor == "sqlite":
-            cursor.execute(
-                "CREATE TRIGGER fail_obs3 BEFORE INSERT ON evidence_passage "
-                "WHEN NEW.observation_id = 'obs-3' "
-                "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
-            )
-        elif vendor == "postgresql":
-            cursor.execute(
-                "CREATE FUNCTION fail_obs3() RETURNS trigger AS $$ BEGIN "
-                "IF NEW.observation_id = 'obs-3' THEN RAISE EXCEPTION 'injected failure'; "
-                "END IF; RETURN NEW; END $$ LANGUAGE plpgsql"
-            )
-            cursor.execute(
-                "CREATE TRIGGER fail_obs3 BEFORE INSERT ON evidence_passage "
-                "FOR EACH ROW EXECUTE FUNCTION fail_obs3()"
-            )
-        else:
-            pytest.skip(f"no trigger recipe for {vendor}")
-    yield
-    with connection.cursor() as cursor:
-        if vendor == "sqlite":
-            cursor.execute("DROP TRIGGER IF EXISTS fail_obs3")
-        else:
-            cursor.execute("DROP TRIGGER IF EXISTS fail_obs3 ON evidence_passage")
-            cursor.execute("DROP FUNCTION IF EXISTS fail_obs3()")
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_database_failure_mid_import_rolls_everything_back(curator, search_doc, failing_trigger):
     with pytest.raises(DatabaseError, match="injected failure"):
