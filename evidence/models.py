@@ -24,7 +24,8 @@ class Source(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = TrackedManager()
-    history = HistoricalRecords()
+    # History is read by source_id; the URL index belongs on the live table only.
+    history = HistoricalRecords(no_db_index=["canonical_url"])
 
     class Meta:
         ordering = ["canonical_url"]
@@ -142,7 +143,18 @@ class Passage(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = TrackedManager()
-    history = HistoricalRecords()
+    # History is read by passage_id, and by content when retention purges texts.
+    history = HistoricalRecords(
+        no_db_index=[
+            "passage_ref",
+            "content_sha256",
+            "canonical_url",
+            "execution_id",
+            "source",
+            "retrieval_observation",
+            "duplicate_of",
+        ]
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -47,7 +47,8 @@ class StatementBinding(ImmutableBinding):
         max_length=16, choices=RebindRequirement.choices, default=RebindRequirement.NONE
     )
 
-    history = HistoricalRecords()
+    # History is read by link (and binding); other reference columns stay unindexed.
+    history = HistoricalRecords(no_db_index=["statement_ref", "answer_revision_ref", "predecessor"])
 
     class Meta:
         ordering = ["link", "bound_in_revision"]
@@ -82,7 +83,7 @@ class PassageBinding(ImmutableBinding):
     context_ref = models.CharField(max_length=512, blank=True, default="")
     transformation_ref = models.CharField(max_length=512, blank=True, default="")
 
-    history = HistoricalRecords()
+    history = HistoricalRecords(no_db_index=["passage_ref", "predecessor"])
 
     class Meta:
         ordering = ["link", "bound_in_revision"]

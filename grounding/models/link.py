@@ -112,7 +112,20 @@ class GroundingLink(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = TrackedManager()
-    history = HistoricalRecords(excluded_fields=["updated_at"])
+    # History is read by grounding_id (and date); indexing the copied reference
+    # columns would only slow every write down.
+    history = HistoricalRecords(
+        excluded_fields=["updated_at"],
+        no_db_index=[
+            "master_ref",
+            "dimension",
+            "profile",
+            "current_statement",
+            "current_passage",
+            "current_anchor_observation",
+            "created_by",
+        ],
+    )
 
     class Meta:
         ordering = ["-grounding_id"]
