@@ -51,10 +51,16 @@ class Reader:
 
 
 class DecisionCache:
-    """Decisions fetched once per (Dimension, recipients, purpose) for a request."""
+    """Decisions fetched once per (Dimension, recipients, purpose) for a request, and
+    each distinct coverage derived once: the links of a page mostly share the same
+    decisions, so they share one `Coverage` instead of re-deriving it per link."""
 
     def __init__(self) -> None:
         self._cache: dict[tuple, list[DisclosureDecision]] = {}
+        # Per decisions list, the ids each link-specific decision lists (None for a
+        # Dimension-wide one), as strings so that matching a link is one set lookup.
+        self._listed: dict[tuple, tuple[frozenset[str] | None, ...]] = {}
+        self._coverages: dict[tuple, Coverage] = {}
 
     def decisions(self, dimension: Dimension, reader: Reader) -> list[DisclosureDecision]:
         key = (dimension.pk, reader.recipient_scopes, reader.purpose)
@@ -65,6 +71,39 @@ class DecisionCache:
                 purpose=reader.purpose,
             )
         return self._cache[key]
+
+    def coverage(self, link: GroundingLink, readers: Iterable[Reader]) -> Coverage:
+        """What the readers together may see of the link."""
+        grounding_id = str(link.grounding_id)
+        chosen = []
+        key: list[Any] = [link.dimension_id]
+        for reader in readers:
+            decisions = self.decisions(link.dimension, reader)
+            listed = self._listed_ids(link.dimension, reader, decisions)
+            # The decisions that cover this link: a Coverage depends only on which
+            # ones they are, so links covered by the same ones share it.
+            picked = tuple(i for i, ids in enumerate(listed) if ids is None or grounding_id in ids)
+            chosen.append([decisions[i] for i in picked])
+            key.append((reader, picked))
+        memo = tuple(key)
+        if memo not in self._coverages:
+            self._coverages[memo] = _merge(
+                coverage_for(decisions, link.grounding_id) for decisions in chosen
+            )
+        return self._coverages[memo]
+
+    def _listed_ids(
+        self, dimension: Dimension, reader: Reader, decisions: list[DisclosureDecision]
+    ) -> tuple[frozenset[str] | None, ...]:
+        key = (dimension.pk, reader.recipient_scopes, reader.purpose)
+        if key not in self._listed:
+            self._listed[key] = tuple(
+                None
+                if decision.grounding_ids is None
+                else frozenset(str(g) for g in decision.grounding_ids)
+                for decision in decisions
+            )
+        return self._listed[key]
 
 
 def readers_for_user(user, dimension: Dimension) -> list[Reader]:
@@ -79,12 +118,14 @@ def readers_for_user(user, dimension: Dimension) -> list[Reader]:
 def coverage(
     link: GroundingLink, readers: Iterable[Reader], cache: DecisionCache | None = None
 ) -> Coverage:
-    cache = cache or DecisionCache()
+    return (cache or DecisionCache()).coverage(link, readers)
+
+
+def _merge(parts: Iterable[Coverage]) -> Coverage:
     fields: set[str] = set()
     restricted: set[str] = set()
     refs: list[str] = []
-    for reader in readers:
-        part = coverage_for(cache.decisions(link.dimension, reader), link.grounding_id)
+    for part in parts:
         fields |= part.fields
         restricted |= part.restricted_fields
         refs += part.decision_refs

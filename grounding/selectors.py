@@ -28,16 +28,63 @@ _LINK_JOINS = (
 )
 
 
+# Prefetched into plain lists: Django's default prefetch cache builds a queryset per
+# link and relation, which cost more than rendering the link. Read through
+# `current_records`.
+_ASSESSMENTS = "_read_assessments"
+_MEMBERSHIPS = "_read_memberships"
+
+
 def links_for_read() -> QuerySet[GroundingLink]:
     return GroundingLink.objects.select_related(*_LINK_JOINS).prefetch_related(
-        Prefetch("assessments", queryset=Assessment.objects.order_by("recorded_revision")),
+        Prefetch(
+            "assessments",
+            queryset=Assessment.objects.order_by("recorded_revision"),
+            to_attr=_ASSESSMENTS,
+        ),
         Prefetch(
             "set_memberships",
             queryset=EvidenceSetMembership.objects.filter(
                 removed_in_set_revision__isnull=True
             ).select_related("evidence_set"),
+            to_attr=_MEMBERSHIPS,
         ),
     )
+
+
+# Columns of the joined rows that a link document never shows. A page would fetch and
+# decode them once per link (a profile's field_schemas holds JSON Schemas), so lists
+# leave them out. Rendering touches none of them: a deferred field read per link would
+# show as extra queries in the list's query-count test.
+_NOT_RENDERED = (
+    "updated_at",
+    "dimension__created_at",
+    "profile__support_vocabulary",
+    "profile__selector_profiles",
+    "profile__field_schemas",
+    "profile__endpoint_role_map",
+    "profile__published_at",
+    "profile__retired_at",
+    "profile__created_at",
+    "current_statement__created_at",
+    "current_passage__created_at",
+    "current_passage__passage__provider_fields",
+    "current_passage__passage__created_at",
+)
+
+
+def links_for_list() -> QuerySet[GroundingLink]:
+    """`links_for_read()` for pages of rendered links."""
+    return links_for_read().defer(*_NOT_RENDERED)
+
+
+def as_registered(link: GroundingLink) -> GroundingLink:
+    """A link `register` just wrote, ready to render without reading it back: a new
+    link has no assessments, set memberships or withdrawal yet."""
+    setattr(link, _ASSESSMENTS, [])
+    setattr(link, _MEMBERSHIPS, [])
+    GroundingLink.withdrawal.related.set_cached_value(link, None)
+    return link
 
 
 def get_link(grounding_id: Any) -> GroundingLink:
@@ -49,14 +96,21 @@ def get_link(grounding_id: Any) -> GroundingLink:
 
 
 def current_records(link: GroundingLink) -> LinkRecords:
-    """Records of a link fetched with `links_for_read()` (no further queries)."""
+    """Records of a link fetched with `links_for_read()` (no further queries); any
+    other link instance reads them through its managers."""
     try:
         withdrawal = link.withdrawal
     except Withdrawal.DoesNotExist:
         withdrawal = None
+    assessments = getattr(link, _ASSESSMENTS, None)
+    memberships = getattr(link, _MEMBERSHIPS, None)
     return LinkRecords(
-        assessments=list(link.assessments.all()),
-        memberships=list(link.set_memberships.all()),
+        assessments=list(link.assessments.all()) if assessments is None else assessments,
+        memberships=(
+            list(link.set_memberships.filter(removed_in_set_revision__isnull=True))
+            if memberships is None
+            else memberships
+        ),
         withdrawal=withdrawal,
         anchor_observation=link.current_anchor_observation,
     )

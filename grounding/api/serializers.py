@@ -26,9 +26,10 @@ from grounding.choices import (
     Verdict,
 )
 from grounding.models import GroundingLink
-from grounding.projection import DecisionCache, coverage, disclose, readers_for_user
+from grounding.projection import DecisionCache, Reader, disclose, readers_for_user
 from grounding.selectors import current_records
 from policies.choices import DisclosableField
+from policies.disclosure import Coverage
 from policies.models import Dimension
 from policies.refusals import Refusal
 from policies.services import roles_of
@@ -42,6 +43,7 @@ class LinkRenderer:
     def __init__(self, user) -> None:
         self.user = user
         self.cache = DecisionCache()
+        self._readers: dict[Any, tuple[Reader, ...]] = {}
 
     def require_reader(self, dimension: Dimension) -> None:
         # A reader holds some role in the link's Dimension; which fields they see is
@@ -49,18 +51,29 @@ class LinkRenderer:
         if not roles_of(self.user, dimension):
             raise Refusal("role_required", "reading needs a role in the link's Dimension.")
 
-    def covers(self, link: GroundingLink) -> bool:
-        readers = readers_for_user(self.user, link.dimension)
-        return coverage(link, readers, self.cache).decided
+    def coverage(self, link: GroundingLink) -> Coverage:
+        # The user's readers are the same for every link of a Dimension in a request.
+        readers = self._readers.get(link.dimension_id)
+        if readers is None:
+            readers = tuple(readers_for_user(self.user, link.dimension))
+            self._readers[link.dimension_id] = readers
+        return self.cache.coverage(link, readers)
 
     def document(self, link: GroundingLink, records=None) -> dict[str, Any]:
         """The link as this user may read it, or `disclosure_not_decided`."""
-        readers = readers_for_user(self.user, link.dimension)
         document, _ = disclose(
             link,
             records if records is not None else current_records(link),
-            coverage(link, readers, self.cache),
+            self.coverage(link),
         )
+        return document
+
+    def listed(self, link: GroundingLink) -> dict[str, Any] | None:
+        """For lists: the link as this user may read it, None when no decision covers it."""
+        coverage_ = self.coverage(link)
+        if not coverage_.decided:
+            return None
+        document, _ = disclose(link, current_records(link), coverage_)
         return document
 
     def read(self, link: GroundingLink, records=None) -> dict[str, Any]:

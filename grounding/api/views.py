@@ -28,7 +28,7 @@ from grounding.api.serializers import (
     ReviseSerializer,
 )
 from grounding.models import GroundingLink
-from grounding.selectors import get_link, links_for_read
+from grounding.selectors import as_registered, get_link, links_for_list
 
 
 class ApiView(conditional.ConditionalMixin, APIView):
@@ -95,7 +95,7 @@ class LinkListView(ApiView, generics.GenericAPIView):
     serializer_class = LinkSerializer
 
     def get_queryset(self):
-        return links_for_read()
+        return links_for_list()
 
     @operation(
         summary="List grounding links",
@@ -113,11 +113,11 @@ class LinkListView(ApiView, generics.GenericAPIView):
         filtered = [key for key in FILTER_GROUPS if request.query_params.get(key)]
         results = []
         for link in page:
-            if not renderer.covers(link):
-                continue
-            document = renderer.document(link)
+            document = renderer.listed(link)
             # A filter must not reveal a withheld value by selecting on it.
-            if any(FILTER_GROUPS[key] in document["withheld"] for key in filtered):
+            if document is None or any(
+                FILTER_GROUPS[key] in document["withheld"] for key in filtered
+            ):
                 continue
             results.append(document)
         return self.get_paginated_response(results)
@@ -129,8 +129,7 @@ class LinkListView(ApiView, generics.GenericAPIView):
         errors=(409,),
     )
     def post(self, request: Request) -> Response:
-        link = services.register(actor=request.user, payload=request.data)
-        link = get_link(link.grounding_id)
+        link = as_registered(services.register(actor=request.user, payload=request.data))
         return self.link_response(link, status.HTTP_201_CREATED, Location=location(request, link))
 
 
@@ -147,7 +146,7 @@ class BulkRegisterView(ApiView):
     def post(self, request: Request) -> Response:
         items = request.data.get("items") if isinstance(request.data, dict) else None
         created = services.register_many(actor=request.user, items=items)
-        by_id = {link.pk: link for link in links_for_read().filter(pk__in=[c.pk for c in created])}
+        by_id = {link.pk: link for link in links_for_list().filter(pk__in=[c.pk for c in created])}
         items = [self.written(by_id[link.pk]) for link in created]
         return Response({"items": items}, status=status.HTTP_201_CREATED)
 

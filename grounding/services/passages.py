@@ -39,9 +39,8 @@ class Lookups:
                 valid.append(str(_as_uuid(value)))
             except ValueError:
                 self.passages[value] = None
-        found = {
-            str(p.pk): p for p in Passage.objects.filter(pk__in=valid).select_related("source")
-        }
+        passages = Passage.objects.filter(pk__in=valid).select_related("source", "content")
+        found = {str(p.pk): p for p in passages}
         for value in wanted:
             if value not in self.passages:
                 self.passages[value] = found.get(str(_as_uuid(value)))

@@ -1,5 +1,9 @@
 """POST /api/v1/groundings/ and /groundings/bulk/."""
 
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
 from grounding.models import GroundingLink
 from policies.models import AuditEvent
 from tests import factories
@@ -45,6 +49,27 @@ def test_register_with_an_external_passage_binding(world):
     assert passage["passage_id"] is None
     assert passage["passage_ref"].startswith("urn:ext:passage:")
     assert passage["source_revision_binding"]["revision"] == "etag:abc"
+
+
+@pytest.mark.parametrize("external", [False, True])
+def test_the_register_answer_is_the_link_as_a_later_read_returns_it(world, external):
+    # The answer is rendered from the link just written, not read back: it must be
+    # what GET returns, with no query to re-read the link.
+    client = client_for(world.curator)
+    with CaptureQueriesContext(connection) as captured:
+        created = client.post(
+            "/api/v1/groundings/", register_body(world, external=external), format="json"
+        )
+    assert created.status_code == 201
+    read = client.get(f"/api/v1/groundings/{created.json()['grounding_id']}/")
+    assert created.json() == read.json()
+    assert created["ETag"] == read["ETag"] == '"1"'
+    rereads = [
+        q["sql"]
+        for q in captured.captured_queries
+        if q["sql"].startswith('SELECT "grounding_groundinglink"."grounding_id"')
+    ]
+    assert rereads == []
 
 
 def test_register_reports_every_offender_with_a_json_pointer(world):
