@@ -1,11 +1,15 @@
-"""Bulk inserts with their history rows: PostgreSQL COPY, bulk_create elsewhere.
+"""Inserts of new rows with their history rows: the write path of every service.
 
-Django's bulk_create sends PostgreSQL one UNNEST array per column, and psycopg
-quotes those arrays in Python: for a batch of a thousand links that quoting was
-most of the write. COPY streams the same rows without it. Both paths write the
-values Django would (each field's `pre_save` and `get_db_prep_save`), and the
-history rows carry what simple-history's `bulk_history_create` would put in them,
-so a bulk write leaves exactly what `save()` per row would leave.
+On PostgreSQL the rows are sent without Django's SQL compiler: COPY for batches
+(bulk_create's UNNEST arrays are quoted by psycopg in Python, which was most of a
+thousand-link write), one multi-row INSERT for a few rows (the compiler was a
+third of a single registration's CPU). The history rows are then copied by the
+database from the rows just written. Other databases use bulk_create.
+
+Every path writes the values Django would (each field's `pre_save` and
+`get_db_prep_save`), and history rows carry what simple-history's
+`bulk_history_create` would put in them, so the result is what `save()` per row
+would leave.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from django.db import connections, models, router
 from django.utils import timezone
 from simple_history.utils import get_history_manager_for_model
 
-# Below this many rows a plain INSERT is one round trip too and costs less to set up.
+# Below this many rows one INSERT (one round trip) is cheaper than COPY (two).
 COPY_MIN_ROWS = 16
 
 # Values of these Python types need no conversion for these fields: psycopg sends
@@ -44,16 +48,16 @@ _NATIVE: dict[str, tuple[type, ...]] = {
 
 
 def insert_rows(model: type[models.Model], objs: Sequence[models.Model]) -> None:
-    """Insert new `objs` of one model in one statement (COPY on PostgreSQL)."""
+    """Insert new `objs` of one model in one statement."""
     if not objs:
         return
     using = router.db_for_write(model)
     connection = connections[using]
-    if not _use_copy(connection, model, objs):
+    if not _direct(connection, model, objs):
         model._default_manager.using(using).bulk_create(objs)
         return
     fields, rows = _db_rows(model, objs, connection)
-    _copy(connection, model, fields, rows)
+    _send(connection, model, fields, rows)
     _mark_saved(objs, using)
 
 
@@ -72,7 +76,7 @@ def insert_with_history(
     connection = connections[using]
     history_model = _history_model(model)
     when = date or timezone.now()
-    if not _use_copy(connection, model, objs):
+    if not _direct(connection, model, objs):
         model._default_manager.using(using).bulk_create(objs)
         tracked = [f.attname for f in history_model.tracked_fields]
         history_model._default_manager.using(using).bulk_create(
@@ -86,7 +90,7 @@ def insert_with_history(
         )
         return
     fields, rows = _db_rows(model, objs, connection)
-    _copy(connection, model, fields, rows)
+    _send(connection, model, fields, rows)
     _mark_saved(objs, using)
     _copy_history(connection, model, history_model, objs, when, user, change_reason)
 
@@ -120,12 +124,11 @@ def _history_model(model: type[models.Model]) -> type[models.Model]:
     return get_history_manager_for_model(model).model
 
 
-def _use_copy(connection, model: type[models.Model], objs: Sequence[models.Model]) -> bool:
-    # COPY returns no generated keys: a model whose key the database assigns keeps
-    # bulk_create, which reads them back.
+def _direct(connection, model: type[models.Model], objs: Sequence[models.Model]) -> bool:
+    # The direct paths return no generated keys: a model whose key the database
+    # assigns keeps bulk_create, which reads them back.
     return (
         connection.vendor == "postgresql"
-        and len(objs) >= COPY_MIN_ROWS
         and getattr(objs[0], model._meta.pk.attname) is not None
         and not any(hasattr(obj, a) for obj in objs for a in _PER_OBJECT_HISTORY)
     )
@@ -164,6 +167,20 @@ def _db_rows(
         obj._prepare_related_fields_for_save(operation_name="bulk_create")
         rows.append(tuple(_db_value(f, f.pre_save(obj, True), connection) for f in fields))
     return fields, rows
+
+
+def _send(connection, model: type[models.Model], fields: list[models.Field], rows) -> None:
+    if len(rows) >= COPY_MIN_ROWS:
+        _copy(connection, model, fields, rows)
+        return
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(f.column) for f in fields)
+    values = ", ".join(["(" + ", ".join(["%s"] * len(fields)) + ")"] * len(rows))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES {values}",
+            [value for row in rows for value in row],
+        )
 
 
 def _copy(connection, model: type[models.Model], fields: list[models.Field], rows) -> None:
