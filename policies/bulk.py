@@ -18,7 +18,7 @@ import functools
 import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -149,23 +149,58 @@ def _history_values(obj: models.Model, when: datetime, user, change_reason: str)
 
 
 def _db_value(field: models.Field, value: Any, connection) -> Any:
+    return _converter(field)(value, connection)
+
+
+@functools.cache
+def _converter(field: models.Field) -> Callable[[Any, Any], Any]:
+    """How one field's Python value becomes the value sent, decided once per field."""
     kind = field.get_internal_type()
-    if value is None or type(value) in _NATIVE.get(kind, ()):
-        return value
-    if kind == "JSONField" and not hasattr(value, "as_sql"):
-        # The JSON text Django's Jsonb adapter would send; COPY passes it as it is.
-        return json.dumps(value, cls=field.encoder)
-    return field.get_db_prep_save(value, connection)
+    native = _NATIVE.get(kind, ())
+    if kind == "JSONField":
+        encoder = field.encoder
+
+        def convert(value: Any, connection) -> Any:
+            if value is None or hasattr(value, "as_sql"):
+                return field.get_db_prep_save(value, connection)
+            # The JSON text Django's Jsonb adapter would send; PostgreSQL parses it.
+            return json.dumps(value, cls=encoder)
+
+        return convert
+
+    def convert(value: Any, connection) -> Any:
+        if value is None or type(value) in native:
+            return value
+        return field.get_db_prep_save(value, connection)
+
+    return convert
+
+
+@functools.cache
+def _read_plan(model: type[models.Model]) -> tuple[list[models.Field], list[tuple]]:
+    # A field whose pre_save is Django's default just reads the attribute; only the
+    # others (auto_now, auto_now_add) need calling per object.
+    plan = []
+    for field in model._meta.concrete_fields:
+        plain = type(field).pre_save is models.Field.pre_save
+        plan.append((field.attname, None if plain else field, _converter(field)))
+    return list(model._meta.concrete_fields), plan
 
 
 def _db_rows(
     model: type[models.Model], objs: Sequence[models.Model], connection
 ) -> tuple[list[models.Field], list[tuple]]:
-    fields = list(model._meta.concrete_fields)
+    fields, plan = _read_plan(model)
     rows = []
     for obj in objs:
         obj._prepare_related_fields_for_save(operation_name="bulk_create")
-        rows.append(tuple(_db_value(f, f.pre_save(obj, True), connection) for f in fields))
+        values = obj.__dict__
+        rows.append(
+            tuple(
+                convert(values[attname] if field is None else field.pre_save(obj, True), connection)
+                for attname, field, convert in plan
+            )
+        )
     return fields, rows
 
 
