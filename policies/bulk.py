@@ -98,24 +98,33 @@ def insert_with_history(
 def _copy_history(connection, model, history_model, objs, when, user, change_reason) -> None:
     """History rows copied by the database from the rows just written, in `objs` order:
     they hold what was stored, and no value crosses the wire twice."""
+    extra = _history_values(objs[0], when, user, change_reason)
+    statement, extra_fields = _history_statement(model, history_model, connection.alias)
+    params = [_db_value(f, extra[f.attname], connection) for f in extra_fields]
+    pk = model._meta.pk.attname
+    with connection.cursor() as cursor:
+        cursor.execute(statement, [*params, [getattr(obj, pk) for obj in objs]])
+        if cursor.rowcount != len(objs):
+            raise RuntimeError(f"wrote {cursor.rowcount} history rows for {len(objs)} objects")
+
+
+@functools.cache
+def _history_statement(model, history_model, alias: str) -> tuple[str, list[models.Field]]:
+    connection = connections[alias]
     quote = connection.ops.quote_name
     tracked = [f.column for f in history_model.tracked_fields]
-    extra = _history_values(objs[0], when, user, change_reason)
     history_fields = {f.attname: f for f in history_model._meta.concrete_fields}
-    columns = ", ".join(quote(c) for c in [*tracked, *(history_fields[a].column for a in extra)])
+    extra_fields = [history_fields[a] for a in _HISTORY_COLUMNS]
+    columns = ", ".join(quote(c) for c in [*tracked, *(f.column for f in extra_fields)])
     pk = model._meta.pk
     statement = (
         f"INSERT INTO {quote(history_model._meta.db_table)} ({columns}) "
         f"SELECT {', '.join(f'm.{quote(c)}' for c in tracked)}, "
-        f"{', '.join(['%s'] * len(extra))} "
+        f"{', '.join(['%s'] * len(extra_fields))} "
         f"FROM unnest(%s::{pk.db_type(connection)}[]) WITH ORDINALITY AS k(pk, n) "
         f"JOIN {quote(model._meta.db_table)} m ON m.{quote(pk.column)} = k.pk ORDER BY k.n"
     )
-    params = [_db_value(history_fields[a], v, connection) for a, v in extra.items()]
-    with connection.cursor() as cursor:
-        cursor.execute(statement, [*params, [getattr(obj, pk.attname) for obj in objs]])
-        if cursor.rowcount != len(objs):
-            raise RuntimeError(f"wrote {cursor.rowcount} history rows for {len(objs)} objects")
+    return statement, extra_fields
 
 
 @functools.cache
@@ -136,6 +145,9 @@ def _direct(connection, model: type[models.Model], objs: Sequence[models.Model])
 
 # simple-history's per-object overrides; a batch carrying them takes the ORM path.
 _PER_OBJECT_HISTORY = ("_history_user", "_history_date", "_change_reason")
+
+
+_HISTORY_COLUMNS = ("history_date", "history_user_id", "history_change_reason", "history_type")
 
 
 def _history_values(obj: models.Model, when: datetime, user, change_reason: str) -> dict:
