@@ -28,6 +28,7 @@ from referencing.jsonschema import DRAFT202012
 
 from grounding.structured_rules import SEMANTIC_CHECKS
 from grounding.timestamps import parse_rfc3339
+from policies.fastschema import Check, Unsupported, compile_schema
 from policies.refusals import Offender, pointer_join
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
@@ -108,6 +109,51 @@ def _profile_validator(canonical: str) -> Draft202012Validator:
     return Draft202012Validator(schema, format_checker=FORMAT_CHECKER, registry=_registry())
 
 
+# -- the fast path ------------------------------------------------------------------
+# A value the compiled check accepts is valid for jsonschema too (same registry, same
+# format checker), so jsonschema's iter_errors is skipped; a value it rejects goes
+# through jsonschema, which names the offenders. In bulk registration most values are
+# new to the memo below, and iter_errors was most of their validation time.
+
+
+@functools.cache
+def _resources() -> dict[str, Any]:
+    """The schemas by $id, as in _registry(): what a $ref may point into."""
+    return {_schema(n)["$id"]: _schema(n) for n in sorted(SCHEMA_NAMES)}
+
+
+def _compile(schema: Any) -> Check | None:
+    try:
+        return compile_schema(
+            schema,
+            resources=_resources(),
+            format_check=FORMAT_CHECKER.conforms,
+            annotations=(DETAIL_KEYWORD,),
+        )
+    except Unsupported:
+        return None  # jsonschema alone validates against this schema
+
+
+@functools.cache
+def _fast_check(name: str) -> Check | None:
+    return _compile(_schema(name))
+
+
+@functools.lru_cache(maxsize=128)
+def _profile_fast_check(canonical: str) -> Check | None:
+    return _compile(json.loads(canonical))
+
+
+def _accepts(check: Check | None, value: object) -> bool:
+    """True only when the compiled check vouches for ``value``."""
+    if check is None:
+        return False
+    try:
+        return check(value) is True
+    except Exception:  # e.g. an incomparable number: jsonschema decides and reports as before
+        return False
+
+
 # -- the entry point ----------------------------------------------------------------
 
 
@@ -168,15 +214,17 @@ def _validate(
     too_deep = _too_deep(value, pointer)
     if too_deep is not None:  # refuse before the recursive validator can exhaust the stack
         return [too_deep]
-    offenders = list(_schema_offenders(validator, value, pointer, "schema"))
+    offenders: list[Offender] = []
+    if not _accepts(_fast_check(name), value):
+        offenders.extend(_schema_offenders(validator, value, pointer, "schema"))
     check = SEMANTIC_CHECKS.get(name)
     if check is not None:
         offenders.extend(check(value, pointer))
     if profile_schema is not None:
         canonical = json.dumps(profile_schema, sort_keys=True, separators=(",", ":"))
-        offenders.extend(
-            _schema_offenders(_profile_validator(canonical), value, pointer, "profile")
-        )
+        profile_validator = _profile_validator(canonical)  # a malformed schema raises here
+        if not _accepts(_profile_fast_check(canonical), value):
+            offenders.extend(_schema_offenders(profile_validator, value, pointer, "profile"))
     return _dedupe(offenders)
 
 

@@ -5,7 +5,7 @@ pointer and carrying a stable code. Schema codes are ``schema.<keyword>`` (for
 example ``schema.required``, ``schema.type``, ``schema.additional_properties``,
 ``schema.enum``); cross-field codes are listed in rules_*.py.
 
-A well-formed document takes two fast paths (fastschema.py for the JSON Schema, one
+A well-formed document takes two fast paths (policies/fastschema.py for the schema, one
 pointer-free walk for banned fields and unstorable characters); only a document they
 cannot vouch for goes through jsonschema and the full scans, which name offenders.
 """
@@ -22,7 +22,6 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
 from evidence.wsp.context import DocumentIndex
-from evidence.wsp.fastschema import Check, Unsupported, compile_schema
 from evidence.wsp.rules_envelope import (
     BANNED_KEYS,
     banned_scan,
@@ -32,6 +31,7 @@ from evidence.wsp.rules_envelope import (
 )
 from evidence.wsp.rules_observations import observation_offenders, policy_action_offenders
 from evidence.wsp.rules_results import result_offenders
+from policies.fastschema import Check, Unsupported, compile_schema
 from policies.refusals import Offender, pointer_join
 
 SCHEMA_PATH = Path(__file__).parent / "schema" / "response_v3.json"

@@ -20,13 +20,13 @@ from jsonschema import Draft202012Validator
 
 from evidence.wsp import validate_response
 from evidence.wsp import validation as wsp_validation
-from evidence.wsp.fastschema import Unsupported, compile_schema
 from evidence.wsp.rules_envelope import (
     BANNED_KEYS,
     banned_scan,
     character_offenders,
     nothing_banned_or_unstorable,
 )
+from policies.fastschema import Unsupported, compile_schema
 from tests.evidence.conftest import load
 
 FIXTURES = ["search", "extract", "cache_hit", "aggregate"]
@@ -204,11 +204,17 @@ def test_members_of_the_wrong_shape_are_offenders_not_crashes(path, value):
     "schema",
     [
         {"uniqueItems": True},
-        {"type": "object", "patternProperties": {"^x": {}}, "additionalProperties": False},
+        {"type": "array", "prefixItems": [{"type": "string"}], "items": False},
+        {"multipleOf": 0.1},
+        {"unevaluatedProperties": False},
         {"$ref": "other.json#/$defs/Id"},
+        {"$ref": "#named", "$defs": {"a": {"$anchor": "named"}}},
+        {"$dynamicRef": "#meta"},
         {"properties": {"a": {"$id": "urn:elsewhere", "type": "string"}}},
-        {"enum": [1, 2]},
+        {"$defs": {"a": {"$id": "urn:embedded"}}, "$ref": "urn:embedded"},
+        {"$schema": "http://json-schema.org/draft-07/schema#", "type": "string"},
         {"then": {"type": "string"}},
+        {"type": "decimal"},
     ],
 )
 def test_a_keyword_the_compiler_does_not_know_is_refused_not_guessed(schema):

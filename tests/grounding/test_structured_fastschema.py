@@ -1,0 +1,460 @@
+"""The compiled schema checks of grounding.structured change no verdict and no offender.
+
+_validate skips jsonschema when the compiled check (policies/fastschema.py) accepts a
+value, so for every shipped schema, and for profile schemas that compile, the check
+must accept exactly what jsonschema accepts with the same registry and format
+checker. These tests hold both to each other on the realistic examples of
+test_structured_schemas.py and the factories, mutated at random places with values
+near the schemas' limits.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grounding import structured
+from grounding.structured_rules import SEMANTIC_CHECKS
+from tests.factories import BASE_PAYLOAD
+from tests.grounding.test_structured_schemas import BROKEN, SHA256, VALID
+
+NAMES = sorted(structured.SCHEMA_NAMES)
+SELECTOR_KEYS = {"answer_selector", "source_selector"}
+
+
+def _payload_values() -> Iterator[tuple[str, Any]]:
+    """The structured values of the factories' register payload, by schema name."""
+    for section in BASE_PAYLOAD.values():
+        if isinstance(section, dict):
+            for key, value in section.items():
+                if key in SELECTOR_KEYS:
+                    yield "selector", value
+                elif key in structured.SCHEMA_NAMES:
+                    yield key, value
+
+
+# Shapes the examples of test_structured_schemas.py leave out.
+MORE_VALID: list[tuple[str, Any]] = [
+    (
+        "selector",
+        {
+            "type": "RangeSelector",
+            "startSelector": {"type": "DataPositionSelector", "start": 0, "end": 4},
+            "endSelector": {
+                "type": "FragmentSelector",
+                "value": "p=2",
+                "conformsTo": "urn:iso:std:iso:26324",
+                "refinedBy": {"type": "WspSegmentSelector", "segment": 0},
+            },
+            "refinedBy": {"type": "TextQuoteSelector", "exact": "x", "suffix": ""},
+        },
+    ),
+    (
+        "answer_representation",
+        {
+            "language": "x-klingon",
+            "media_type": "text/plain",
+            "digest": {"algorithm": "sha512", "value": SHA256 * 2},
+        },
+    ),
+    (
+        "representation_check",
+        {
+            "digest": {
+                "algorithm": "sha512",
+                "value": SHA256 * 2,
+                "covered": {"unit": "nfc-codepoints", "start": 3, "end": 3},
+            },
+            "validator": {"kind": "last-modified", "value": "Tue, 1 Dec", "strength": "weak"},
+        },
+    ),
+    ("support_limits", {"missing_premise": "bridge identity", "unknown_extent": "the day"}),
+    ("support_scope", {"covers": {"proposition": "p"}, "limits": "one source"}),
+    (
+        "uncertainty_binding",
+        {
+            "kind": "qualitative",
+            "value": "high",
+            "calibrated": False,
+            "limits": ["English", "2026"],
+        },
+    ),
+    ("source_revision_binding", {"source_ref": "s", "revision": 0, "language": "und"}),
+    ("time_uncertainty", {"review_due": {"precision": "unknown"}, "asserted_at": "year"}),
+    ("applicability_interval", {"state": "bounded", "end": "2026-11-30T12:00:00.5-03:30"}),
+    ("claim_scope", {"proposition": "p", "time": {"end": "1999-12-31"}}),
+    ("metric_binding", {"metric_ref": "m", "metric_version": "v", "value": -3}),
+    (
+        "coverage_population",
+        {
+            "claim_inventory_revision_ref": "i",
+            "numerator": 0,
+            "denominator": 0,
+            "counting_rule_ref": "c",
+        },
+    ),
+]
+
+SEEDS: dict[str, list[Any]] = {name: [] for name in NAMES}
+for _name, _value in [*VALID, *MORE_VALID, *_payload_values()]:
+    SEEDS[_name].append(_value)
+for _name, _value, *_ in BROKEN:  # near-valid values are seeds too
+    SEEDS[_name].append(_value)
+
+
+def _schema_words(node: Any) -> Iterator[str]:
+    """Every enum/const string and property name of the schemas: likely-valid values."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("enum", "required") and isinstance(value, list):
+                yield from (v for v in value if isinstance(v, str))
+            elif key == "const" and isinstance(value, str):
+                yield value
+            elif key == "properties" and isinstance(value, dict):
+                yield from value
+            yield from _schema_words(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _schema_words(item)
+
+
+WORDS = sorted({w for name in NAMES for w in _schema_words(structured._schema(name))})
+# Values at the edges of the schemas' types, bounds, patterns and formats.
+EDGE_VALUES: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    2,
+    -1,
+    0.0,
+    1.0,
+    2.0,
+    0.5,
+    -0.5,
+    1.5,
+    2**53,
+    2**64,
+    1e308,
+    float("nan"),
+    float("inf"),
+    "",
+    "x",
+    " ",
+    "0",
+    SHA256,
+    SHA256.upper(),
+    SHA256[:-1],
+    SHA256 * 2,
+    "2026-11-30T12:00:00Z",
+    "2026-11-30t12:00:00.25+01:00",
+    "2026-02-30T12:00:00Z",
+    "2026-11-30T24:00:00Z",
+    "2026-11-30 12:00",
+    "1932",
+    "1932-03",
+    "1932-03-19",
+    "1932-13",
+    "1932-3",
+    "http://tools.ietf.org/rfc/rfc3778",
+    "urn:x",
+    "no scheme here",
+    "a:",
+    ":x",
+    "http://exa mple.org",
+    "1http://x",
+    "en",
+    "en-GB",
+    "x-private",
+    "english!",
+    "text/plain",
+    "text/html; charset=utf-8",
+    "text/",
+    "a\x00b",
+    "\ud800",
+    "héllo",
+    [],
+    [None],
+    ["x"],
+    [""],
+    [0.6, 0.8],
+    [1, True],
+    [1, 2, 3],
+    [{}],
+    {},
+    {"a": 1},
+    {"a": True},
+    {"a": 1.0},
+    {"precision": "second"},
+    {"start": "1932"},
+    {"type": "TextQuoteSelector", "exact": "x"},
+    {"type": "TextPositionSelector", "start": 0, "end": 1},
+    *WORDS,
+]
+EXTRA_KEYS = [*WORDS, "unknown", "a/b~c", ""]
+
+
+def _paths(node: Any, path: tuple = ()) -> Iterator[tuple]:
+    yield path
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _paths(value, (*path, index))
+
+
+def _at(value: Any, path: tuple) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+def _nudges(value: Any) -> list[Any]:
+    """Values next to `value`: one past a bound, or the same value as another JSON type
+    (1 and 1.0 and true), where an off-by-one or a type confusion would show."""
+    if isinstance(value, bool):
+        return [not value, int(value), float(value), str(value).lower()]
+    if isinstance(value, int | float):
+        near = [value - 1, value + 1, value + 0.5, -value, str(value)]
+        if isinstance(value, int) or value.is_integer():  # never nan or inf
+            near += [int(value), float(value)]
+        if value in (0, 1):
+            near.append(bool(value))
+        return near
+    if isinstance(value, str):
+        return [value[:-1], value + value[-1:], value + " ", value.upper(), ""]
+    if isinstance(value, list):
+        return [value[:-1], value + value[-1:], [*value, value], []]
+    if isinstance(value, dict):
+        return [{}, {key: item for key, item in list(value.items())[:-1]}]
+    return [0, False, ""]
+
+
+@st.composite
+def mutated_values(draw, name: str) -> Any:
+    """A seed of `name` with 1-3 replacements, deletions or additions."""
+    seeds = SEEDS[name]
+    value: Any = copy.deepcopy(draw(st.sampled_from(seeds)))
+    for _ in range(draw(st.integers(1, 3))):
+        paths = list(_paths(value))
+        path = draw(st.sampled_from(paths))
+        # An edge value, a subtree of this value or of another seed, or what another
+        # seed holds at the same place (a recombination, often still valid).
+        other = draw(st.sampled_from(seeds))
+        choices = [
+            st.sampled_from(EDGE_VALUES),
+            st.sampled_from(paths).map(lambda p, v=value: _at(v, p)),
+            st.sampled_from(list(_paths(other))).map(lambda p, v=other: _at(v, p)),
+        ]
+        if path and path in set(_paths(other)):
+            choices.append(st.just(_at(other, path)))
+        choices.append(st.sampled_from(_nudges(_at(value, path))))
+        new = copy.deepcopy(draw(st.one_of(*choices)))
+        operation = draw(st.sampled_from(["replace", "delete", "add"]))
+        target = _at(value, path)
+        if operation == "add" and isinstance(target, dict):
+            target[draw(st.sampled_from(EXTRA_KEYS))] = new
+        elif operation == "add" and isinstance(target, list):
+            target.append(new)
+        elif not path:
+            value = new
+        elif operation == "delete":
+            del _at(value, path[:-1])[path[-1]]
+        else:
+            _at(value, path[:-1])[path[-1]] = new
+    return value
+
+
+MUTATIONS = settings(
+    max_examples=250, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+# -- the shipped schemas -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_shipped_schema_compiles_so_the_fast_path_is_used(name):
+    assert structured._fast_check(name) is not None
+
+
+def test_every_shipped_schema_has_seeds_to_mutate():
+    assert all(SEEDS[name] for name in NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_compiled_check_agrees_with_jsonschema_on_every_seed(name):
+    check, validator = structured._fast_check(name), structured._validator(name)
+    for value in SEEDS[name]:
+        assert check(value) == validator.is_valid(value), value
+
+
+@pytest.mark.parametrize("name", NAMES)
+@MUTATIONS
+@given(data=st.data())
+def test_the_compiled_check_agrees_with_jsonschema_on_mutated_values(name, data):
+    value = data.draw(mutated_values(name))
+    assert structured._fast_check(name)(value) == structured._validator(name).is_valid(value)
+
+
+def _jsonschema_only(name: str, value: Any) -> list:
+    """What _validate answered before the fast path: jsonschema, then the rules."""
+    offenders = list(structured._schema_offenders(structured._validator(name), value, "", "schema"))
+    rules = SEMANTIC_CHECKS.get(name)
+    if rules is not None:
+        offenders.extend(rules(value, ""))
+    return structured._dedupe(offenders)
+
+
+@pytest.mark.parametrize("name", ["selector", "anchor_result", "applicability_interval"])
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(data=st.data())
+def test_validate_names_the_same_offenders_as_jsonschema_alone(name, data):
+    value = data.draw(mutated_values(name))
+    assert structured._validate(name, value) == _jsonschema_only(name, value)
+
+
+# -- profile schemas -------------------------------------------------------------------
+
+# Pinned schemas as an adoption profile may write them, using the keywords the
+# shipped schemas do not (oneOf, patternProperties, dependentRequired, …).
+PROFILES: list[tuple[str, dict]] = [
+    (
+        "selector",
+        {
+            "$ref": "urn:grounding:schema:selector@1",
+            "properties": {"type": {"enum": ["TextPositionSelector", "TextQuoteSelector"]}},
+        },
+    ),
+    (
+        "selector",
+        {
+            "oneOf": [
+                {"required": ["prefix"]},
+                {"required": ["suffix"]},
+                {"properties": {"type": {"const": "TextPositionSelector"}}},
+            ]
+        },
+    ),
+    (
+        "selector",
+        {
+            "properties": {"exact": {"maxLength": 3, "not": {"pattern": "SECRET"}}},
+            "dependentRequired": {"prefix": ["suffix"]},
+        },
+    ),
+    (
+        "selector",
+        {
+            "propertyNames": {"pattern": "^[a-zA-Z]+$"},
+            "maxProperties": 4,
+            "properties": {"start": {"exclusiveMaximum": 100}, "end": {"exclusiveMinimum": 0}},
+        },
+    ),
+    (
+        "selector",
+        {
+            "properties": {
+                "refinedBy": {"$ref": "urn:grounding:schema:selector@1#/$defs/TextPositionSelector"}
+            }
+        },
+    ),
+    (
+        "answer_representation",
+        {
+            "properties": {"language": {"enum": ["de", "fr", "en"]}},
+            "required": ["representation_ref"],
+        },
+    ),
+    (
+        "answer_representation",
+        {
+            "patternProperties": {
+                "^(language|media_type)$": {"minLength": 3},
+                "^dig": {"required": ["algorithm"]},
+            },
+            "additionalProperties": {"type": "string", "format": "uri"},
+        },
+    ),
+    (
+        "answer_representation",
+        {
+            "dependentSchemas": {"digest": {"required": ["representation_ref"]}},
+            "properties": {"digest": {"properties": {"algorithm": {"const": "sha512"}}}},
+        },
+    ),
+    (
+        "uncertainty_binding",
+        {
+            "properties": {
+                "value": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
+                "calibrated": {"const": True},
+            }
+        },
+    ),
+    (
+        "uncertainty_binding",
+        {"properties": {"value": {"enum": [0.7, True, None, "high", [0.6, 0.8]]}}},
+    ),
+    ("uncertainty_binding", {"properties": {"calibrated": {"const": False}}}),
+    # true is not 1: enum and const compare with jsonschema's bool-aware equal().
+    ("uncertainty_binding", {"properties": {"calibrated": {"enum": [1, "yes", None, [True]]}}}),
+    (
+        "applicability_interval",
+        {
+            "properties": {
+                "start": {"format": "date-time"},
+                "end": {
+                    "$ref": "urn:grounding:schema:applicability_interval@1#/$defs/temporal_point"
+                },
+            }
+        },
+    ),
+    ("support_limits", {"properties": {"unknown_extent": {"const": {"a": 1}}}}),
+    ("support_limits", {"not": {"required": ["contradiction"]}, "maxProperties": 2}),
+]
+
+
+def _canonical(schema: dict) -> str:
+    return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+
+
+@pytest.mark.parametrize(("name", "profile"), PROFILES)
+def test_profile_schemas_using_other_keywords_compile(name, profile):
+    assert structured._profile_fast_check(_canonical(profile)) is not None
+
+
+@pytest.mark.parametrize(("name", "profile"), PROFILES)
+def test_a_compiled_profile_schema_agrees_with_jsonschema_on_every_seed(name, profile):
+    canonical = _canonical(profile)
+    check = structured._profile_fast_check(canonical)
+    validator = structured._profile_validator(canonical)
+    for value in SEEDS[name]:
+        assert check(value) == validator.is_valid(value), value
+
+
+@pytest.mark.parametrize(("name", "profile"), PROFILES)
+@settings(max_examples=120, derandomize=True, deadline=None)
+@given(data=st.data())
+def test_a_compiled_profile_schema_agrees_with_jsonschema(name, profile, data):
+    value = data.draw(mutated_values(name))
+    canonical = _canonical(profile)
+    expected = structured._profile_validator(canonical).is_valid(value)
+    assert structured._profile_fast_check(canonical)(value) == expected
+
+
+def test_a_profile_schema_that_does_not_compile_is_still_enforced_by_jsonschema():
+    profile = {"properties": {"qualifiers": {"uniqueItems": True}}}
+    assert structured._profile_fast_check(_canonical(profile)) is None
+    offenders = structured.validate(
+        "claim_scope", {"proposition": "p", "qualifiers": ["a", "a"]}, profile_schema=profile
+    )
+    assert [(o.pointer, o.code) for o in offenders] == [("/qualifiers", "profile.uniqueItems")]
