@@ -7,6 +7,7 @@ from typing import Any
 
 from evidence.wsp.context import DocumentIndex, as_dict, as_list
 from policies.refusals import Offender, pointer_join
+from policies.text import storable, unstorable_offenders
 
 # Amendment 002 §0/§1/§8 and design/WSP.md: never valid, at any depth, as a key.
 BANNED_KEYS = frozenset(
@@ -49,19 +50,6 @@ def banned_scan(document: Any) -> tuple[list[Offender], list[str]]:
     return sorted(found, key=lambda o: o.pointer), synthesis
 
 
-def storable(text: str) -> bool:
-    """Whether a string can be stored: valid UTF-8 (no lone surrogate) and no U+0000."""
-    if "\x00" in text:
-        return False
-    if text.isascii():
-        return True  # no surrogate possible; skips encoding the common case
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def nothing_banned_or_unstorable(document: Any) -> bool:
     """True when banned_scan and character_offenders would both find nothing.
 
@@ -87,27 +75,8 @@ def nothing_banned_or_unstorable(document: Any) -> bool:
 
 
 def character_offenders(document: Any) -> list[Offender]:
-    """Strings (keys or values) that no database column can hold literally.
-
-    JSON admits "\\u0000" and unpaired surrogate escapes; PostgreSQL text/jsonb and
-    UTF-8 do not. Refusing them keeps "stored byte for byte" true instead of failing
-    (or silently altering the text) at write time.
-    """
-    found: list[Offender] = []
-    stack: list[tuple[str, Any]] = [("", document)]
-    while stack:
-        pointer, node = stack.pop()
-        if isinstance(node, dict):
-            for key, value in node.items():
-                child = pointer_join(pointer, key)
-                if not storable(key):
-                    found.append(Offender(child, "unstorable_character", "in a member name"))
-                stack.append((child, value))
-        elif isinstance(node, list):
-            stack.extend((pointer_join(pointer, i), item) for i, item in enumerate(node))
-        elif isinstance(node, str) and not storable(node):
-            found.append(Offender(pointer, "unstorable_character", "U+0000 or a lone surrogate"))
-    return sorted(found, key=lambda o: o.pointer)
+    """Strings (keys or values) that no database column can hold literally."""
+    return unstorable_offenders(document)
 
 
 def envelope_offenders(document: dict, index: DocumentIndex) -> Iterator[Offender]:

@@ -15,6 +15,7 @@ from grounding.display import AssessmentFacts, derive_display
 from grounding.models import Assessment, GroundingLink
 from policies import audit
 from policies.refusals import Offender, Refusal
+from policies.text import storable, unstorable_offenders
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,6 +31,7 @@ def operation(action: str) -> Callable[[F], F]:
         @functools.wraps(fn)
         def run(**kwargs: Any):
             try:
+                refuse_invalid(_unstorable(kwargs))
                 with transaction.atomic(durable=True):
                     return fn(**kwargs)
             except Refusal as refusal:
@@ -41,16 +43,25 @@ def operation(action: str) -> Callable[[F], F]:
     return decorate
 
 
+def _unstorable(kwargs: dict[str, Any]) -> list[Offender]:
+    """Strings in the operation's input that no column can hold, located in the body
+    they came from (a bulk body is {"items": [...]}, any other is the value itself).
+    Checked before any lookup: even a query naming such a string fails."""
+    return [
+        offender
+        for name, value in kwargs.items()
+        if isinstance(value, dict | list)
+        for offender in unstorable_offenders(value, "/items" if name == "items" else "")
+    ]
+
+
 def _audit_refusal(action: str, refusal: Refusal, kwargs: dict[str, Any]) -> None:
     grounding_id = kwargs.get("grounding_id")
     dimension = kwargs.get("dimension")
     payload = kwargs.get("payload")
-    if (
-        dimension is None
-        and isinstance(payload, dict)
-        and isinstance(payload.get("dimension"), str)
-    ):
-        dimension = payload["dimension"]
+    named = payload.get("dimension") if isinstance(payload, dict) else None
+    if dimension is None and _plausible_name(named):
+        dimension = named
     if grounding_id is not None:
         try:
             grounding_id = uuid.UUID(str(grounding_id))
@@ -71,6 +82,11 @@ def _audit_refusal(action: str, refusal: Refusal, kwargs: dict[str, Any]) -> Non
         expected_revision=_as_int(kwargs.get("expected_revision")),
         resulting_revision=None,
     )
+
+
+def _plausible_name(value: Any) -> bool:
+    """Only a name a Dimension could have goes into the audit row, never arbitrary input."""
+    return isinstance(value, str) and 0 < len(value) <= 63 and storable(value)
 
 
 def _as_int(value: Any) -> int | None:
