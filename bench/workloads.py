@@ -107,21 +107,42 @@ def _concurrent_bulk(*, writers: int, batches: int) -> dict:
 
 
 def wsp_import() -> dict:
-    from evidence.services import import_wsp_document
+    """WSP import one document per transaction, then the same kind of fresh documents
+    through import_wsp_documents in batches (the headline figure)."""
+    from evidence.services import import_wsp_document, import_wsp_documents
 
     docs = int(os.environ.get("BENCH_WSP_DOCS", "100"))
-    rng = random.Random(7)
+    batched_docs = int(os.environ.get("BENCH_WSP_BATCHED_DOCS", "1000"))
+    batch_size = int(os.environ.get("BENCH_WSP_BATCH_SIZE", "100"))
     curator = _curator()
+    rng = random.Random(7)
     documents = [generate.wsp_response(n, rng) for n in range(docs)]
     started = time.perf_counter()
     for document in documents:
         import_wsp_document(actor=curator, document=document)
     seconds = time.perf_counter() - started
     observations = sum(len(d["observations"]) for d in documents)
+
+    # Fresh executions (other indices, other texts): imports, not replays.
+    rng = random.Random(11)
+    batched = [generate.wsp_response(100_000 + n, rng) for n in range(batched_docs)]
+    timings = []
+    for start in range(0, batched_docs, batch_size):
+        batch = batched[start : start + batch_size]
+        began = time.perf_counter()
+        outcomes = import_wsp_documents(actor=curator, documents=batch)
+        timings.append(time.perf_counter() - began)
+        assert all(getattr(o, "created", False) for o in outcomes), outcomes
+    batched_observations = sum(len(d["observations"]) for d in batched)
     return {
         "documents": docs,
         "observations": observations,
-        "observations_per_s": round(observations / seconds),
+        "per_document_observations_per_s": round(observations / seconds),
+        "batched_documents": batched_docs,
+        "batch_size": batch_size,
+        "batched_observations": batched_observations,
+        "observations_per_s": round(batched_observations / sum(timings)),
+        "batch_p50_ms": round(statistics.median(timings) * 1000, 1),
         "target_observations_per_s": 5000,
     }
 
@@ -205,7 +226,7 @@ def _load(ports, path, token, bodies, *, clients, requests, seconds, method="POS
 def http_register(tokens: dict) -> dict:
     requests = int(os.environ.get("BENCH_HTTP_REQUESTS", "3000"))
     workers = int(os.environ.get("BENCH_GUNICORN_WORKERS", str(2 * (os.cpu_count() or 2))))
-    threads = int(os.environ.get("BENCH_GUNICORN_THREADS", "2"))
+    threads = int(os.environ.get("BENCH_GUNICORN_THREADS", "1"))
     port = _free_port()
     bodies = [generate.register_payload(2_000_000 + i) for i in range(200)]
     with gunicorn([port], workers, threads):
@@ -356,7 +377,16 @@ def print_table(results: dict) -> None:
             row("COPY / bulk register", round(b["copy_links_per_s"] / r["links_per_s"], 2), "≤ 10")
     w = results.get("wsp_import")
     if w:
-        row("WSP import observations/s", w["observations_per_s"], "≥ 5000")
+        if "per_document_observations_per_s" in w:
+            row(
+                "WSP import observations/s, one per transaction",
+                w["per_document_observations_per_s"],
+            )
+        row(
+            f"WSP import observations/s, batches of {w.get('batch_size', 1)}",
+            w["observations_per_s"],
+            "≥ 5000",
+        )
     h = results.get("http_register")
     if h:
         row("HTTP register req/s", h["register"]["req_per_s"], "≥ 300")

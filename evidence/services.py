@@ -3,48 +3,42 @@
 One ResponseV3 is validated whole (JSON Schema + every cross-field rule) and then
 imported in one transaction: the envelope becomes a RetrievalObservation, every
 observation a Passage with its literal text stored once per sha256 in Content.
+Many responses at once are decided as if imported one after another and the
+accepted ones written together in one transaction (the write: evidence.wsp_import).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
-from dataclasses import dataclass
+import copy
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.db import IntegrityError, transaction
 
-from evidence.choices import AccessLabel
-from evidence.models import Content, Passage, RetrievalObservation, Source
+from evidence.models import RetrievalObservation
 from evidence.wsp import document_error_code, validate_response
 from evidence.wsp.rules_envelope import storable
+from evidence.wsp_import import (
+    ACTION,
+    LITERAL_FIELD,
+    ImportResult,
+    content_sha256,
+    document_sha256,
+    write_documents,
+)
 from policies import audit
-from policies.bulk import insert_with_history
 from policies.choices import Role
 from policies.refusals import Refusal
 from policies.services import require_role_anywhere
 
-ACTION = "wsp_import"
-# §2 presence rules: the field carrying an observation's literal text, by kind.
-LITERAL_FIELD = {"search_result": "snippet", "extracted_document": "text"}
-
-
-@dataclass(frozen=True)
-class ImportResult:
-    report: dict[str, Any]
-    created: bool
-
-
-def document_sha256(document: Any) -> str:
-    """sha256 of the canonical JSON of a document (keys sorted, compact, UTF-8)."""
-    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def content_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+__all__ = [
+    "ACTION",
+    "LITERAL_FIELD",
+    "ImportResult",
+    "content_sha256",
+    "document_sha256",
+    "import_wsp_document",
+    "import_wsp_documents",
+]
 
 
 def import_wsp_document(*, actor, document: dict) -> ImportResult:
@@ -56,20 +50,13 @@ def import_wsp_document(*, actor, document: dict) -> ImportResult:
     execution_id = _execution_id(document)
     try:
         require_role_anywhere(actor, Role.CURATOR)
-        offenders = validate_response(document)
-        if offenders:
-            code = document_error_code(offenders)
-            raise Refusal(
-                code,
-                f"the WSP v3 response has {len(offenders)} contract offender(s); nothing stored.",
-                offenders=offenders,
-            )
-        digest = document_sha256(document)
+        digest = _validated_digest(document)
         replay = _replay(execution_id, digest)
         if replay is not None:
             return replay
         try:
-            return _import(actor=actor, document=document, digest=digest)
+            [result] = write_documents(actor=actor, documents=[(document, digest)])
+            return result
         except IntegrityError:
             # A concurrent import of the same execution won the unique execution_id.
             replay = _replay(execution_id, digest)
@@ -77,10 +64,102 @@ def import_wsp_document(*, actor, document: dict) -> ImportResult:
                 raise
             return replay
     except Refusal as refusal:
-        audit.record_refusal(
-            actor=actor, action=ACTION, code=refusal.code, references={"execution_id": execution_id}
-        )
+        _record_refusal(actor, refusal, execution_id)
         raise
+
+
+def import_wsp_documents(*, actor, documents: list) -> list[ImportResult | Refusal]:
+    """Import many WSP v3 ResponseV3 at once: one outcome per document, in order.
+
+    Each outcome is what `import_wsp_document` would have returned (or raised) had
+    the documents been imported one after another: a refusal stops no other
+    document, a repeated execution replays the stored or earlier one (or is an
+    `execution_conflict`), and reports count content of earlier documents as seen.
+    The accepted documents are written in one transaction. If a concurrent import
+    wins one of their executions, they are imported one at a time instead.
+    """
+    if not documents:
+        return []
+    outcomes: list[Any] = [None] * len(documents)
+    digests = _validate_all(actor, documents, outcomes)
+    stored = {
+        e.execution_id: e
+        for e in RetrievalObservation.objects.filter(
+            execution_id__in={documents[i]["execution_id"] for i in digests}
+        ).only("execution_id", "document_sha256", "report")
+    }
+    first: dict[str, int] = {}  # execution id -> index of its first new document
+    repeats: list[int] = []
+    for index, digest in digests.items():
+        execution_id = documents[index]["execution_id"]
+        if execution_id in stored:
+            outcomes[index] = _replay_or_refusal(stored[execution_id], digest)
+        elif execution_id in first:
+            repeats.append(index)
+        else:
+            first[execution_id] = index
+    # Refusals decided so far hold whatever the write does: audited now.
+    refused = [i for i, o in enumerate(outcomes) if isinstance(o, Refusal)]
+    _record_refusals(actor, documents, refused, outcomes)
+    if not first:
+        return outcomes
+    try:
+        results = write_documents(
+            actor=actor, documents=[(documents[i], digests[i]) for i in first.values()]
+        )
+    except IntegrityError:
+        # A concurrent import won an execution (or a new source): the documents whose
+        # outcome hung on this write are imported one at a time, each with its own
+        # race handling and audit event.
+        for index in sorted([*first.values(), *repeats]):
+            try:
+                outcomes[index] = import_wsp_document(actor=actor, document=documents[index])
+            except Refusal as refusal:
+                outcomes[index] = refusal
+        return outcomes
+    for index, result in zip(first.values(), results, strict=True):
+        outcomes[index] = result
+    for index in repeats:
+        earlier = first[documents[index]["execution_id"]]
+        if digests[index] == digests[earlier]:
+            outcomes[index] = ImportResult(
+                report=copy.deepcopy(outcomes[earlier].report), created=False
+            )
+        else:
+            outcomes[index] = _conflict(documents[index]["execution_id"])
+    conflicts = [i for i in repeats if isinstance(outcomes[i], Refusal)]
+    _record_refusals(actor, documents, conflicts, outcomes)
+    return outcomes
+
+
+def _validate_all(actor, documents: list, outcomes: list) -> dict[int, str]:
+    """Digest of each acceptable document by index; refusals of the others into `outcomes`."""
+    try:
+        require_role_anywhere(actor, Role.CURATOR)
+    except Refusal as refusal:
+        # The role is the same for every document: each is refused, as one by one.
+        for index in range(len(documents)):
+            outcomes[index] = Refusal(refusal.code, refusal.detail)
+        return {}
+    digests: dict[int, str] = {}
+    for index, document in enumerate(documents):
+        try:
+            digests[index] = _validated_digest(document)
+        except Refusal as refusal:
+            outcomes[index] = refusal
+    return digests
+
+
+def _validated_digest(document: Any) -> str:
+    """The document's digest, or the refusal naming every contract offender."""
+    offenders = validate_response(document)
+    if offenders:
+        raise Refusal(
+            document_error_code(offenders),
+            f"the WSP v3 response has {len(offenders)} contract offender(s); nothing stored.",
+            offenders=offenders,
+        )
+    return document_sha256(document)
 
 
 def _execution_id(document: Any) -> str | None:
@@ -94,148 +173,41 @@ def _execution_id(document: Any) -> str | None:
 def _replay(execution_id: str, digest: str) -> ImportResult | None:
     stored = (
         RetrievalObservation.objects.filter(execution_id=execution_id)
-        .only("document_sha256", "report")
+        .only("execution_id", "document_sha256", "report")
         .first()
     )
     if stored is None:
         return None
+    outcome = _replay_or_refusal(stored, digest)
+    if isinstance(outcome, Refusal):
+        raise outcome
+    return outcome
+
+
+def _replay_or_refusal(stored: RetrievalObservation, digest: str) -> ImportResult | Refusal:
     if stored.document_sha256 != digest:
-        raise Refusal(
-            "execution_conflict",
-            f"execution {execution_id} was already imported with a different document.",
-        )
-    return ImportResult(report=stored.report, created=False)
+        return _conflict(stored.execution_id)
+    # A copy: two replays of one execution never share a report.
+    return ImportResult(report=copy.deepcopy(stored.report), created=False)
 
 
-@transaction.atomic(durable=True)
-def _import(*, actor, document: dict, digest: str) -> ImportResult:
-    execution_id = document["execution_id"]
-    observations = document["observations"]
-    envelope = RetrievalObservation(
-        execution_id=execution_id,
-        request_id=document.get("request_id"),
-        capability=document["capability"],
-        status=document["status"],
-        error=document.get("error"),
-        engine=document.get("engine"),
-        provider_attempts=document["provider_attempts"],
-        policy_actions=document["policy_actions"],
-        results=document["results"],
-        source_diversity=document["source_diversity"],
-        cache_status=document["cache_status"],
-        routing_receipt=document["routing_receipt"],
-        document_sha256=digest,
-        imported_by=actor if getattr(actor, "pk", None) else None,
+def _conflict(execution_id: str) -> Refusal:
+    return Refusal(
+        "execution_conflict",
+        f"execution {execution_id} was already imported with a different document.",
     )
-    literals = [obs[LITERAL_FIELD[obs["kind"]]] for obs in observations]
-    hashes = [content_sha256(text) for text in literals]
 
-    # One query each: stored content, stored sources, earlier passages of the same content.
-    stored_hashes = set(
-        Content.objects.filter(sha256__in=set(hashes)).values_list("sha256", flat=True)
+
+def _record_refusal(actor, refusal: Refusal, execution_id: str | None) -> None:
+    audit.record_refusal(
+        actor=actor, action=ACTION, code=refusal.code, references={"execution_id": execution_id}
     )
-    sources = _sources(observations, actor)
-    first_passage = _first_passages(set(hashes), execution_id)
-
-    new_content: dict[str, Content] = {}
-    passages: list[Passage] = []
-    unseen = 0
-    for obs, text, sha in zip(observations, literals, hashes, strict=True):
-        if sha not in stored_hashes and sha not in new_content:
-            unseen += 1
-            # Literal text: never normalized (NFC is for coordinates only).
-            new_content[sha] = Content(sha256=sha, text=text, length=len(text))
-        passages.append(_passage(obs, envelope, sources, sha, first_passage.get(sha)))
-
-    received = len(observations)
-    report = {
-        "import_id": str(envelope.observation_id),
-        "execution_id": execution_id,
-        "observations": {"received": received, "created": unseen, "duplicates": received - unseen},
-        "novelty_score": math.floor(100 * unseen / received) if received else 0,
-        "passages": [
-            {
-                "observation_id": p.observation_id,
-                "passage_id": str(p.passage_id),
-                "duplicate_of": str(p.duplicate_of_id) if p.duplicate_of_id else None,
-            }
-            for p in passages
-        ],
-        "rejected": 0,
-    }
-    envelope.report = report
-    envelope.save(force_insert=True)
-    # Content is keyed by its digest: a row inserted concurrently is the same text.
-    Content.objects.bulk_create(new_content.values(), ignore_conflicts=True)
-    insert_with_history(Passage, passages, user=actor, change_reason=ACTION)
-    audit.record(
-        actor=actor,
-        action=ACTION,
-        references={"execution_id": execution_id, "import_id": report["import_id"]},
-    )
-    return ImportResult(report=report, created=True)
 
 
-def _sources(observations: list[dict], actor) -> dict[str, Source]:
-    """Sources by canonical URL: fetched in one query, the missing ones bulk-created."""
-    urls = {obs["url"]["canonical"] for obs in observations}
-    sources = {s.canonical_url: s for s in Source.objects.filter(canonical_url__in=urls)}
-    missing = [
-        Source(canonical_url=url, host=(urlsplit(url).hostname or "")[:255])
-        for url in sorted(urls - set(sources))
-    ]
-    if missing:
-        insert_with_history(Source, missing, user=actor, change_reason=ACTION)
-        sources.update({s.canonical_url: s for s in missing})
-    return sources
-
-
-def _first_passages(hashes: set[str], execution_id: str) -> dict[str, Any]:
-    """For each digest, the root of the earliest passage holding it in another execution."""
-    earliest: dict[str, Any] = {}
-    rows = (
-        Passage.objects.filter(content_sha256__in=hashes)
-        .exclude(execution_id=execution_id)
-        .order_by("created_at", "passage_id")
-        .values_list("content_sha256", "passage_id", "duplicate_of_id")
-    )
-    for sha, passage_id, duplicate_of_id in rows:
-        # Duplicates always point at a root, so one hop reaches it.
-        earliest.setdefault(sha, duplicate_of_id or passage_id)
-    return earliest
-
-
-def _passage(
-    obs: dict, envelope: RetrievalObservation, sources: dict[str, Source], sha: str, first
-) -> Passage:
-    source = sources[obs["url"]["canonical"]]
-    score = obs.get("provider_score") or {}
-    published = obs.get("published_at") or {}
-    return Passage(
-        passage_ref=f"urn:wsp:{envelope.execution_id}:{obs['observation_id']}",
-        source=source,
-        content_id=sha,
-        content_sha256=sha,
-        kind=obs["kind"],
-        source_field=LITERAL_FIELD[obs["kind"]],
-        locator=obs["url"]["observed"],
-        observed_url=obs["url"]["observed"],
-        canonical_url=obs["url"]["canonical"],
-        title=obs.get("title"),
-        # A restricted source restricts every passage taken from it.
-        access_label=source.access_label or AccessLabel.PUBLIC,
-        retrieval_observation=envelope,
-        execution_id=envelope.execution_id,
-        observation_id=obs["observation_id"],
-        provider=obs["provider"],
-        endpoint_id=obs["endpoint_id"],
-        provider_attempt_id=obs["provider_attempt_id"],
-        provider_result_index=obs["provider_result_index"],
-        provider_rank=obs.get("provider_rank"),
-        provider_score_value=score.get("value"),
-        provider_score_semantics=score.get("semantics", ""),
-        published_at_raw=published.get("raw"),
-        published_at_normalized=published.get("normalized"),
-        provider_fields=obs.get("provider_fields") or {},
-        duplicate_of_id=first,
-    )
+def _record_refusals(actor, documents: list, indices: list[int], outcomes: list) -> None:
+    """One refused event per refused document, in one short transaction."""
+    if not indices:
+        return
+    with transaction.atomic():
+        for index in indices:
+            _record_refusal(actor, outcomes[index], _execution_id(documents[index]))

@@ -138,3 +138,38 @@ def failing_trigger(db):
         else:
             cursor.execute("DROP TRIGGER IF EXISTS fail_obs3 ON evidence_passage")
             cursor.execute("DROP FUNCTION IF EXISTS fail_obs3()")
+
+
+def wsp_document(
+    execution_id: str,
+    texts: list[str],
+    *,
+    request_id: str | None = None,
+    host: str = "batch.example.org",
+) -> dict:
+    """The search fixture with one observation per text: observation i ("obs-i")
+    carries texts[i-1] and comes from source https://<host>/i. Results and policy
+    actions, which name fixture observations, are left out."""
+    document = load("search")
+    template = document["observations"][0]
+    document["execution_id"] = execution_id
+    document["request_id"] = request_id or f"req-{execution_id}"
+    document["observations"] = []
+    for i, text in enumerate(texts, start=1):
+        observation = copy.deepcopy(template)
+        observation["observation_id"] = f"obs-{i}"
+        observation["provider_result_index"] = i
+        observation["provider_rank"] = i
+        url = f"https://{host}/{i}"
+        observation["url"] = {"observed": f"{url}?utm=1", "canonical": url}
+        observation["snippet"] = text
+        document["observations"].append(observation)
+    document["results"] = []
+    document["policy_actions"] = []
+    return document
+
+
+def broken(document: dict) -> dict:
+    """`document` with its first observation naming an unknown provider attempt."""
+    document["observations"][0]["provider_attempt_id"] = "att-9"
+    return document

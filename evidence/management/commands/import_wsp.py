@@ -1,8 +1,10 @@
 """`manage.py import_wsp FILE… --user NAME`: import WSP v3 responses from files.
 
-A `.json` file holds one ResponseV3, a `.jsonl` file one per line. Each response is
-imported in its own transaction by the same service the API uses, so re-running a
-file replays what is already stored. Exit status 1 when anything was rejected.
+A `.json` file holds one ResponseV3, a `.jsonl` file one per line. Responses are
+imported `--batch-size` at a time by `import_wsp_documents`, which decides each as
+the API's one-document import would and writes a batch's accepted ones in one
+transaction, so re-running a file replays what is already stored. Exit status 1
+when anything was rejected.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from evidence.services import import_wsp_document
+from evidence.services import ImportResult, import_wsp_documents
 from policies.refusals import Offender, Refusal
 
 
@@ -38,8 +40,16 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--user", required=True, help="username of the acting curator")
+        parser.add_argument(
+            "--batch-size",
+            type=int,
+            default=100,
+            help="responses written per transaction (default 100)",
+        )
 
-    def handle(self, *args, files: list[Path], user: str, **options) -> None:
+    def handle(self, *args, files: list[Path], user: str, batch_size: int, **options) -> None:
+        if batch_size < 1:
+            raise CommandError("--batch-size must be at least 1")
         actor = self._actor(user)
         documents = list(self._documents(files))
         stream = self.stdout._out
@@ -57,10 +67,11 @@ class Command(BaseCommand):
             transient=True,
         ) as progress:
             task = progress.add_task("", total=len(documents))
-            for location, document in documents:
-                progress.update(task, description=location)
-                outcomes.append(self._import_one(actor, location, document))
-                progress.advance(task)
+            for start in range(0, len(documents), batch_size):
+                batch = documents[start : start + batch_size]
+                progress.update(task, description=batch[0][0])
+                outcomes.extend(self._import_batch(actor, batch))
+                progress.advance(task, len(batch))
         out.print(self._summary(outcomes))
         rejected = sum(1 for o in outcomes if o.outcome == "rejected")
         out.print(
@@ -91,20 +102,14 @@ class Command(BaseCommand):
             else:
                 yield f"{path}:1", _parse(raw)
 
-    def _import_one(self, actor, location: str, document: object) -> Outcome:
-        execution_id = document.get("execution_id") if isinstance(document, dict) else None
-        execution_id = execution_id if isinstance(execution_id, str) else "-"
-        if isinstance(document, _Unparsable):
-            return Outcome(
-                location, "-", "rejected", reasons=[Offender("", "invalid_json", document.error)]
-            )
-        try:
-            result = import_wsp_document(actor=actor, document=document)
-        except Refusal as refusal:
-            reasons = refusal.offenders or [Offender("", refusal.code, refusal.detail)]
-            return Outcome(location, execution_id, "rejected", reasons=reasons)
-        outcome = "imported" if result.created else "replayed"
-        return Outcome(location, execution_id, outcome, report=result.report)
+    def _import_batch(self, actor, batch: list[tuple[str, object]]) -> list[Outcome]:
+        parsed = [document for _, document in batch if not isinstance(document, _Unparsable)]
+        results = iter(import_wsp_documents(actor=actor, documents=parsed))
+        outcomes = []
+        for location, document in batch:
+            result = None if isinstance(document, _Unparsable) else next(results)
+            outcomes.append(_outcome(location, document, result))
+        return outcomes
 
     def _summary(self, outcomes: list[Outcome]) -> Table:
         table = Table(title="WSP import")
@@ -133,6 +138,21 @@ class Command(BaseCommand):
 @dataclass(frozen=True)
 class _Unparsable:
     error: str
+
+
+def _outcome(location: str, document: object, result: ImportResult | Refusal | None) -> Outcome:
+    """The summary row of one response; `result` is None for unparsable input."""
+    if isinstance(document, _Unparsable):
+        return Outcome(
+            location, "-", "rejected", reasons=[Offender("", "invalid_json", document.error)]
+        )
+    execution_id = document.get("execution_id") if isinstance(document, dict) else None
+    execution_id = execution_id if isinstance(execution_id, str) else "-"
+    if isinstance(result, Refusal):
+        reasons = result.offenders or [Offender("", result.code, result.detail)]
+        return Outcome(location, execution_id, "rejected", reasons=reasons)
+    outcome = "imported" if result.created else "replayed"
+    return Outcome(location, execution_id, outcome, report=result.report)
 
 
 def _parse(text: str) -> object:
