@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -12,6 +13,22 @@ requires_postgres = pytest.mark.skipif(
     connection.vendor != "postgresql",
     reason="needs PostgreSQL: set DATABASE_URL=postgres://… (.ci/run's second pass does)",
 )
+
+
+def wait_for_lock_waiters(count: int) -> None:
+    """Until `count` sessions of this database wait on a row or index lock
+    (PostgreSQL): how race tests know the contenders are where they should be."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            if cursor.fetchone()[0] >= count:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {count} transactions waiting on a lock")
 
 
 @dataclass

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import copy
 import threading
-from unittest import mock
 
 import pytest
-from django.db import DatabaseError, IntegrityError, connection
+from django.db import DatabaseError, IntegrityError, connection, transaction
 
-from evidence import services
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.services import import_wsp_document
 from policies.bulk import COPY_MIN_ROWS
 from policies.models import AuditEvent
-from tests.conftest import requires_postgres
+from tests.conftest import requires_postgres, wait_for_lock_waiters
 from tests.evidence.conftest import load
 
 OBSERVATIONS = 20
@@ -177,24 +175,32 @@ def test_a_database_failure_inside_a_large_import_rolls_everything_back(curator,
 @requires_postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_imports_of_one_large_document_store_it_once(curator):
-    """Both pass the replay check before either commits: the loser hits the unique
-    source URL, which must surface as an IntegrityError so it replays the winner."""
-    barrier = threading.Barrier(2)
-    checked: set[int] = set()
-    lookup = services._replay
+    """Both pass the replay check before either commits: an uncommitted envelope of the
+    same execution holds both at its unique key until it rolls back; then one import
+    commits and the other must meet an IntegrityError and replay the winner."""
+    document = big_document()
+    held, release = threading.Event(), threading.Event()
     outcomes: list[object] = []
     lock = threading.Lock()
 
-    def replay_then_meet(execution_id, digest):
-        found = lookup(execution_id, digest)
-        if threading.get_ident() not in checked:
-            checked.add(threading.get_ident())
-            barrier.wait(timeout=30)
-        return found
+    def hold_the_execution() -> None:
+        try:
+            with transaction.atomic():
+                RetrievalObservation.objects.create(
+                    execution_id=document["execution_id"],
+                    capability="search",
+                    status="ok",
+                    document_sha256="0",
+                )
+                held.set()
+                release.wait(timeout=60)
+                transaction.set_rollback(True)
+        finally:
+            connection.close()
 
     def run() -> None:
         try:
-            outcome: object = import_wsp_document(actor=curator, document=big_document())
+            outcome: object = import_wsp_document(actor=curator, document=copy.deepcopy(document))
         except Exception as error:  # recorded, asserted below
             outcome = error
         finally:
@@ -202,12 +208,19 @@ def test_two_concurrent_imports_of_one_large_document_store_it_once(curator):
         with lock:
             outcomes.append(outcome)
 
-    with mock.patch.object(services, "_replay", replay_then_meet):
-        threads = [threading.Thread(target=run) for _ in range(2)]
+    holder = threading.Thread(target=hold_the_execution)
+    holder.start()
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    try:
+        assert held.wait(timeout=30)
         for thread in threads:
             thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
+        wait_for_lock_waiters(2)
+    finally:
+        release.set()
+        holder.join(timeout=60)
+    for thread in threads:
+        thread.join(timeout=60)
 
     assert sorted(getattr(o, "created", o) for o in outcomes) == [False, True]
     assert outcomes[0].report == outcomes[1].report

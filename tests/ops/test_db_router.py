@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -22,8 +23,13 @@ from policies.models import AuditEvent
 
 
 @pytest.fixture
-def router(monkeypatch):
-    monkeypatch.setattr(db_router, "replica_configured", lambda: True)
+def router(settings):
+    # A configured replica as the router sees it: routing decisions only, no query
+    # reaches it (the settings that add it are tested in a subprocess below).
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Overriding setting DATABASES")
+        settings.DATABASES = {**settings.DATABASES, "replica": dict(settings.DATABASES["default"])}
+    assert db_router.replica_configured()
     return ReplicaRouter()
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from unittest import mock
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
-from django.db import OperationalError, connection
-from django.db.migrations.executor import MigrationExecutor
+from django.conf import settings
+from django.db.migrations.loader import MigrationLoader
 
 # "__all__": with DATABASE_REPLICA_URL set, /readyz also queries the replica.
 pytestmark = [pytest.mark.urls("tests.ops.urls"), pytest.mark.django_db(databases="__all__")]
@@ -21,14 +24,53 @@ def test_healthz_is_ok_without_touching_the_database(client, db, django_assert_n
     assert "no-cache" in response["Cache-Control"]
 
 
-def _database_down():
-    error = OperationalError("could not connect to server at db-internal.example:5432")
-    return mock.patch.object(connection, "cursor", side_effect=error)
+# The outage and the pending migration are real: a separate process whose database
+# refuses connections, or whose schema is one migration behind.
+_PROBE = """
+import json, os, sys
+import django
+django.setup()
+from django.core.management import call_command
+if os.environ.get("UNAPPLY_TO"):
+    call_command("migrate", verbosity=0)
+    app, name = os.environ["UNAPPLY_TO"].split(":")
+    call_command("migrate", app, name, verbosity=0)
+from django.test import Client
+client = Client()
+print(json.dumps({p: [r.status_code, r.content.decode()] for p in sys.argv[1:]
+                  for r in [client.get(p)]}))
+"""
 
 
-def test_healthz_answers_while_the_database_is_down(client, db):
-    with _database_down():
-        assert client.get("/healthz").status_code == 200
+def _probe(database_url: str, *paths: str, unapply_to: str = "") -> dict[str, tuple[int, str]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
+    env.update(
+        DJANGO_SETTINGS_MODULE="grounding.settings",
+        DJANGO_SECRET_KEY="test-only-" + "x" * 40,
+        DJANGO_ALLOWED_HOSTS="testserver",
+        DATABASE_URL=database_url,
+        UNAPPLY_TO=unapply_to,
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, *paths],
+        cwd=Path(settings.BASE_DIR),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    # Log lines (JSON too) go to stdout before it; the answer is the last line.
+    answer = json.loads(result.stdout.strip().splitlines()[-1])
+    return {path: (status, body) for path, (status, body) in answer.items()}
+
+
+# Nothing listens on port 1: connections are refused at once.
+_DOWN = "postgres://grounding@127.0.0.1:1/grounding"
+
+
+def test_healthz_answers_while_the_database_is_down():
+    assert _probe(_DOWN, "/healthz")["/healthz"] == (200, '{"status": "ok"}')
 
 
 def test_readyz_is_ok_on_a_migrated_database(client, settings):
@@ -40,29 +82,31 @@ def test_readyz_is_ok_on_a_migrated_database(client, settings):
     assert response.json() == {"status": "ok", "checks": expected}
 
 
-def test_readyz_is_unavailable_when_the_database_does_not_answer(client, db):
-    with _database_down():
-        response = client.get("/readyz")
-    assert response.status_code == 503
-    body = response.json()
+def test_readyz_is_unavailable_when_the_database_does_not_answer():
+    status, content = _probe(_DOWN, "/readyz")["/readyz"]
+    assert status == 503
+    body = json.loads(content)
     assert body["status"] == "unavailable"
     assert body["checks"]["database"] == body["checks"]["migrations"] == "unavailable"
-    assert b"db-internal" not in response.content
+    assert "127.0.0.1" not in content and "refused" not in content
 
 
-def test_readyz_is_unavailable_while_migrations_are_pending(client, db, monkeypatch):
-    monkeypatch.setattr(
-        MigrationExecutor,
-        "migration_plan",
-        lambda self, targets, clean_start=False: [("grounding", "9999_not_yet")],
+def test_readyz_is_unavailable_while_migrations_are_pending(tmp_path):
+    latest = MigrationLoader(None, ignore_no_migrations=True).graph.leaf_nodes("grounding")[0]
+    number = int(latest[1].split("_")[0])
+    previous = next(
+        name
+        for app, name in MigrationLoader(None).graph.forwards_plan(latest)
+        if app == "grounding" and int(name.split("_")[0]) == number - 1
     )
-    response = client.get("/readyz")
-    assert response.status_code == 503
-    body = json.loads(response.content)
+    database = f"sqlite:///{tmp_path / 'behind.sqlite3'}"
+    status, content = _probe(database, "/readyz", unapply_to=f"grounding:{previous}")["/readyz"]
+    assert status == 503
+    body = json.loads(content)
     assert body["status"] == "unavailable"
     assert body["checks"]["database"] == "ok"
     assert body["checks"]["migrations"] == "pending"
-    assert b"9999_not_yet" not in response.content
+    assert latest[1] not in content
 
 
 def test_probes_accept_only_safe_methods(client, db):
