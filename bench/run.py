@@ -63,7 +63,7 @@ def main() -> None:
     call_command("seed_demo", "--json", stdout=out)
     tokens = json.loads(out.getvalue())["tokens"]
 
-    from bench import workloads
+    from bench import report, workloads
 
     results_path = ROOT / "bench" / "results.json"
     results: dict = {"database": "postgresql", "machine_cores": os.cpu_count()}
@@ -85,7 +85,7 @@ def main() -> None:
         print(f"… {name}", flush=True)
         results[name] = step()
         results_path.write_text(json.dumps(results, indent=2))
-    workloads.print_table(results)
+    report.print_table(results)
     print(f"\nwrote {ROOT / 'bench' / 'results.json'}")
 
 
