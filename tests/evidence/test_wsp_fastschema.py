@@ -10,7 +10,6 @@ limits.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -27,6 +26,7 @@ from evidence.wsp.rules_envelope import (
     nothing_banned_or_unstorable,
 )
 from policies.fastschema import Unsupported, compile_schema
+from tests import schema_mutations as mutations
 from tests.evidence.conftest import load
 
 FIXTURES = ["search", "extract", "cache_hit", "aggregate"]
@@ -34,23 +34,7 @@ JSONSCHEMA = Draft202012Validator(wsp_validation.schema())
 CHECK = compile_schema(wsp_validation.schema())
 
 
-def _schema_words(node: Any) -> Iterator[str]:
-    """Every enum/const string and property name of the schema: likely-valid values."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("enum", "required") and isinstance(value, list):
-                yield from (v for v in value if isinstance(v, str))
-            elif key == "const" and isinstance(value, str):
-                yield value
-            elif key == "properties" and isinstance(value, dict):
-                yield from value
-            yield from _schema_words(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _schema_words(item)
-
-
-WORDS = sorted(set(_schema_words(wsp_validation.schema())))
+WORDS = sorted(set(mutations.schema_words(wsp_validation.schema())))
 # Values at the edges of the schema's types, lengths, bounds and patterns, plus what
 # the banned-field and unstorable-character rules look for.
 EDGE_VALUES: list[Any] = [
@@ -96,39 +80,23 @@ EDGE_VALUES: list[Any] = [
 EXTRA_KEYS = [*WORDS, *sorted(BANNED_KEYS), "unknown", "type", "k\x00"]
 
 
-def _paths(node: Any, path: tuple = ()) -> Iterator[tuple]:
-    yield path
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _paths(value, (*path, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _paths(value, (*path, index))
-
-
-def _at(document: Any, path: tuple) -> Any:
-    for part in path:
-        document = document[part]
-    return document
-
-
 @st.composite
 def mutated_documents(draw) -> Any:
     document: Any = load(draw(st.sampled_from(FIXTURES)))
     for _ in range(draw(st.integers(1, 3))):
-        paths = list(_paths(document))
+        paths = list(mutations.paths(document))
         path = draw(st.sampled_from(paths))
         # A value from the edges, or a subtree of the document moved elsewhere.
         value = copy.deepcopy(
             draw(
                 st.one_of(
                     st.sampled_from(EDGE_VALUES),
-                    st.sampled_from(paths).map(lambda p, d=document: _at(d, p)),
+                    st.sampled_from(paths).map(lambda p, d=document: mutations.at(d, p)),
                 )
             )
         )
         operation = draw(st.sampled_from(["replace", "delete", "add"]))
-        target = _at(document, path)
+        target = mutations.at(document, path)
         if operation == "add" and isinstance(target, dict):
             target[draw(st.sampled_from(EXTRA_KEYS))] = value
         elif operation == "add" and isinstance(target, list):
@@ -136,10 +104,10 @@ def mutated_documents(draw) -> Any:
         elif not path:
             document = value
         elif operation == "delete":
-            parent = _at(document, path[:-1])
+            parent = mutations.at(document, path[:-1])
             del parent[path[-1]]
         else:
-            _at(document, path[:-1])[path[-1]] = value
+            mutations.at(document, path[:-1])[path[-1]] = value
     return document
 
 
@@ -194,7 +162,7 @@ def test_validate_response_names_an_offender_for_every_document_jsonschema_rejec
 )
 def test_members_of_the_wrong_shape_are_offenders_not_crashes(path, value):
     document = load("search")
-    _at(document, path[:-1])[path[-1]] = value
+    mutations.at(document, path[:-1])[path[-1]] = value
     pointer = "/" + "/".join(map(str, path))
     offenders = validate_response(document)
     assert any(o.pointer.startswith(pointer) and o.code.startswith("schema.") for o in offenders)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from grounding import structured
 from grounding.structured_rules import SEMANTIC_CHECKS
+from tests import schema_mutations as mutations
 from tests.factories import BASE_PAYLOAD
 from tests.grounding.test_structured_schemas import BROKEN, SHA256, VALID
 
@@ -108,23 +109,7 @@ for _name, _value, *_ in BROKEN:  # near-valid values are seeds too
     SEEDS[_name].append(_value)
 
 
-def _schema_words(node: Any) -> Iterator[str]:
-    """Every enum/const string and property name of the schemas: likely-valid values."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in ("enum", "required") and isinstance(value, list):
-                yield from (v for v in value if isinstance(v, str))
-            elif key == "const" and isinstance(value, str):
-                yield value
-            elif key == "properties" and isinstance(value, dict):
-                yield from value
-            yield from _schema_words(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _schema_words(item)
-
-
-WORDS = sorted({w for name in NAMES for w in _schema_words(structured._schema(name))})
+WORDS = sorted({w for name in NAMES for w in mutations.schema_words(structured._schema(name))})
 # Values at the edges of the schemas' types, bounds, patterns and formats.
 EDGE_VALUES: list[Any] = [
     None,
@@ -201,22 +186,6 @@ EDGE_VALUES: list[Any] = [
 EXTRA_KEYS = [*WORDS, "unknown", "a/b~c", ""]
 
 
-def _paths(node: Any, path: tuple = ()) -> Iterator[tuple]:
-    yield path
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _paths(value, (*path, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _paths(value, (*path, index))
-
-
-def _at(value: Any, path: tuple) -> Any:
-    for part in path:
-        value = value[part]
-    return value
-
-
 def _nudges(value: Any) -> list[Any]:
     """Values next to `value`: one past a bound, or the same value as another JSON type
     (1 and 1.0 and true), where an off-by-one or a type confusion would show."""
@@ -244,22 +213,24 @@ def mutated_values(draw, name: str) -> Any:
     seeds = SEEDS[name]
     value: Any = copy.deepcopy(draw(st.sampled_from(seeds)))
     for _ in range(draw(st.integers(1, 3))):
-        paths = list(_paths(value))
+        paths = list(mutations.paths(value))
         path = draw(st.sampled_from(paths))
         # An edge value, a subtree of this value or of another seed, or what another
         # seed holds at the same place (a recombination, often still valid).
         other = draw(st.sampled_from(seeds))
         choices = [
             st.sampled_from(EDGE_VALUES),
-            st.sampled_from(paths).map(lambda p, v=value: _at(v, p)),
-            st.sampled_from(list(_paths(other))).map(lambda p, v=other: _at(v, p)),
+            st.sampled_from(paths).map(lambda p, v=value: mutations.at(v, p)),
+            st.sampled_from(list(mutations.paths(other))).map(
+                lambda p, v=other: mutations.at(v, p)
+            ),
         ]
-        if path and path in set(_paths(other)):
-            choices.append(st.just(_at(other, path)))
-        choices.append(st.sampled_from(_nudges(_at(value, path))))
+        if path and path in set(mutations.paths(other)):
+            choices.append(st.just(mutations.at(other, path)))
+        choices.append(st.sampled_from(_nudges(mutations.at(value, path))))
         new = copy.deepcopy(draw(st.one_of(*choices)))
         operation = draw(st.sampled_from(["replace", "delete", "add"]))
-        target = _at(value, path)
+        target = mutations.at(value, path)
         if operation == "add" and isinstance(target, dict):
             target[draw(st.sampled_from(EXTRA_KEYS))] = new
         elif operation == "add" and isinstance(target, list):
@@ -267,9 +238,9 @@ def mutated_values(draw, name: str) -> Any:
         elif not path:
             value = new
         elif operation == "delete":
-            del _at(value, path[:-1])[path[-1]]
+            del mutations.at(value, path[:-1])[path[-1]]
         else:
-            _at(value, path[:-1])[path[-1]] = new
+            mutations.at(value, path[:-1])[path[-1]] = new
     return value
 
 
