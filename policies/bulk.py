@@ -18,7 +18,7 @@ import functools
 import json
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -57,7 +57,7 @@ def insert_rows(model: type[models.Model], objs: Sequence[models.Model]) -> None
         model._default_manager.using(using).bulk_create(objs)
         return
     fields, rows = _db_rows(model, objs, connection)
-    _send(connection, model, fields, rows)
+    _send(connection, model, fields, rows, len(objs))
     _mark_saved(objs, using)
 
 
@@ -90,7 +90,7 @@ def insert_with_history(
         )
         return
     fields, rows = _db_rows(model, objs, connection)
-    _send(connection, model, fields, rows)
+    _send(connection, model, fields, rows, len(objs))
     _mark_saved(objs, using)
     _copy_history(connection, model, history_model, objs, when, user, change_reason)
 
@@ -201,25 +201,30 @@ def _read_plan(model: type[models.Model]) -> tuple[list[models.Field], list[tupl
 
 def _db_rows(
     model: type[models.Model], objs: Sequence[models.Model], connection
-) -> tuple[list[models.Field], list[tuple]]:
+) -> tuple[list[models.Field], Iterator[tuple]]:
+    """The model's columns, and its rows as they are converted (lazily, so that COPY
+    streams each row while the next is built and PostgreSQL works alongside)."""
     fields, plan = _read_plan(model)
-    rows = []
-    for obj in objs:
-        obj._prepare_related_fields_for_save(operation_name="bulk_create")
-        values = obj.__dict__
-        rows.append(
-            tuple(
+
+    def rows() -> Iterator[tuple]:
+        for obj in objs:
+            obj._prepare_related_fields_for_save(operation_name="bulk_create")
+            values = obj.__dict__
+            yield tuple(
                 convert(values[attname] if field is None else field.pre_save(obj, True), connection)
                 for attname, field, convert in plan
             )
-        )
-    return fields, rows
+
+    return fields, rows()
 
 
-def _send(connection, model: type[models.Model], fields: list[models.Field], rows) -> None:
-    if len(rows) >= COPY_MIN_ROWS:
-        _copy(connection, model, fields, rows)
+def _send(
+    connection, model: type[models.Model], fields: list[models.Field], rows, count: int
+) -> None:
+    if count >= COPY_MIN_ROWS:
+        _copy(connection, model, fields, rows, count)
         return
+    rows = list(rows)
     quote = connection.ops.quote_name
     columns = ", ".join(quote(f.column) for f in fields)
     values = ", ".join(["(" + ", ".join(["%s"] * len(fields)) + ")"] * len(rows))
@@ -230,7 +235,9 @@ def _send(connection, model: type[models.Model], fields: list[models.Field], row
         )
 
 
-def _copy(connection, model: type[models.Model], fields: list[models.Field], rows) -> None:
+def _copy(
+    connection, model: type[models.Model], fields: list[models.Field], rows, count: int
+) -> None:
     quote = connection.ops.quote_name
     columns = ", ".join(quote(f.column) for f in fields)
     statement = f"COPY {quote(model._meta.db_table)} ({columns}) FROM STDIN"
@@ -249,7 +256,7 @@ def _copy(connection, model: type[models.Model], fields: list[models.Field], row
         # COPY bypasses Django's cursor wrapper; log it as the wrapper would so that
         # DEBUG query logs and query-count tests still see every statement.
         connection.queries_log.append(
-            {"sql": f"{statement} -- {len(rows)} rows", "time": f"{time.monotonic() - started:.3f}"}
+            {"sql": f"{statement} -- {count} rows", "time": f"{time.monotonic() - started:.3f}"}
         )
 
 
