@@ -189,10 +189,10 @@ class AuditEvent(AppendOnlyModel):
         db_constraint=False,
     )
     actor_ref = models.CharField(max_length=255)
-    action = models.CharField(max_length=64, db_index=True)
+    action = models.CharField(max_length=64)
     outcome = models.CharField(max_length=16, choices=AuditOutcome.choices)
     code = models.CharField(max_length=64, blank=True, default="")
-    grounding_id = models.UUIDField(null=True, blank=True, db_index=True)
+    grounding_id = models.UUIDField(null=True, blank=True)
     dimension_ref = models.CharField(max_length=63, blank=True, default="")
     expected_revision = models.PositiveIntegerField(null=True, blank=True)
     resulting_revision = models.PositiveIntegerField(null=True, blank=True)
@@ -202,7 +202,12 @@ class AuditEvent(AppendOnlyModel):
 
     class Meta:
         ordering = ["occurred_at", "event_id"]
-        indexes = [models.Index(fields=["grounding_id", "occurred_at"])]
+        # Exact lookups only, so no LIKE-pattern index on action; grounding_id is the
+        # lead column of the second index.
+        indexes = [
+            models.Index(fields=["action"], name="audit_action_idx"),
+            models.Index(fields=["grounding_id", "occurred_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.action} {self.outcome} by {self.actor_ref}"

@@ -36,8 +36,8 @@ class StatementBinding(ImmutableBinding):
     predecessor = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
-    statement_ref = models.CharField(max_length=512, db_index=True)
-    answer_revision_ref = models.CharField(max_length=512, db_index=True)
+    statement_ref = models.CharField(max_length=512)
+    answer_revision_ref = models.CharField(max_length=512)
     answer_revision_provisional = models.BooleanField(default=False)
     answer_selector = models.JSONField()
     answer_representation = models.JSONField()
@@ -48,10 +48,16 @@ class StatementBinding(ImmutableBinding):
     )
 
     # History is read by link (and binding); other reference columns stay unindexed.
-    history = HistoricalRecords(no_db_index=["statement_ref", "answer_revision_ref", "predecessor"])
+    history = HistoricalRecords(no_db_index=["predecessor"])
 
     class Meta:
         ordering = ["link", "bound_in_revision"]
+        # Exact lookups only: plain indexes, without PostgreSQL's extra LIKE-pattern
+        # index that db_index adds to a CharField (one more index per write).
+        indexes = [
+            models.Index(fields=["statement_ref"], name="statement_ref_idx"),
+            models.Index(fields=["answer_revision_ref"], name="answer_revision_ref_idx"),
+        ]
 
     def __str__(self) -> str:
         return self.statement_ref
@@ -74,7 +80,7 @@ class PassageBinding(ImmutableBinding):
         related_name="bindings",
         help_text="The imported evidence passage, when the endpoint is one.",
     )
-    passage_ref = models.CharField(max_length=512, db_index=True)
+    passage_ref = models.CharField(max_length=512)
     source_revision_binding = models.JSONField()
     retrieval_observation_ref = models.CharField(max_length=512, blank=True, default="")
     representation_check = models.JSONField(null=True, blank=True)
@@ -83,10 +89,11 @@ class PassageBinding(ImmutableBinding):
     context_ref = models.CharField(max_length=512, blank=True, default="")
     transformation_ref = models.CharField(max_length=512, blank=True, default="")
 
-    history = HistoricalRecords(no_db_index=["passage_ref", "predecessor"])
+    history = HistoricalRecords(no_db_index=["predecessor"])
 
     class Meta:
         ordering = ["link", "bound_in_revision"]
+        indexes = [models.Index(fields=["passage_ref"], name="binding_passage_ref_idx")]
 
     def __str__(self) -> str:
         return self.passage_ref

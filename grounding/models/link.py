@@ -29,8 +29,9 @@ class GroundingLink(models.Model):
         unique=True,
         help_text="Authoritative master-system id or governed IRI, when one is supplied.",
     )
+    # Indexed by the (dimension, …) indexes below; a lone index would only cost writes.
     dimension = models.ForeignKey(
-        "policies.Dimension", on_delete=models.PROTECT, related_name="links"
+        "policies.Dimension", on_delete=models.PROTECT, related_name="links", db_index=False
     )
     profile = models.ForeignKey("policies.Profile", on_delete=models.PROTECT, related_name="links")
     owner_ref = models.CharField(max_length=255)

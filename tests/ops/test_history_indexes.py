@@ -36,3 +36,31 @@ def test_history_table_indexes_only_the_columns_reads_use(table):
         for column in details["columns"]
     }
     assert indexed == EXPECTED[table], f"{table}: unexpected {indexed ^ EXPECTED[table]}"
+
+
+def _single_column_indexes(table: str) -> list[str]:
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, table)
+    return sorted(
+        details["columns"][0]
+        for details in constraints.values()
+        if details["index"] and not details["primary_key"] and len(details["columns"]) == 1
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("table", "covered"),
+    [
+        # Lead columns of composite indexes: a lone index on them would be a second copy.
+        ("grounding_groundinglink", {"dimension_id"}),
+        ("policies_auditevent", {"grounding_id"}),
+        ("grounding_statementbinding", set()),
+        ("grounding_passagebinding", set()),
+    ],
+)
+def test_write_heavy_tables_carry_no_redundant_index(table, covered):
+    columns = _single_column_indexes(table)
+    # One index per column: no LIKE-pattern twin (PostgreSQL) beside the plain one.
+    assert len(columns) == len(set(columns)), f"{table}: twice-indexed {columns}"
+    assert not covered & set(columns), f"{table}: {covered & set(columns)} indexed alone"
