@@ -16,7 +16,6 @@ from django.db import IntegrityError, transaction
 
 from evidence.models import RetrievalObservation
 from evidence.wsp import document_error_code, validate_response
-from evidence.wsp.rules_envelope import storable
 from evidence.wsp_import import (
     ACTION,
     LITERAL_FIELD,
@@ -29,6 +28,7 @@ from policies import audit
 from policies.choices import Role
 from policies.refusals import Refusal
 from policies.services import require_role_anywhere
+from policies.text import plausible_ref
 
 __all__ = [
     "ACTION",
@@ -164,10 +164,7 @@ def _validated_digest(document: Any) -> str:
 
 def _execution_id(document: Any) -> str | None:
     value = document.get("execution_id") if isinstance(document, dict) else None
-    # Only a plausible identifier goes into the audit row, never arbitrary input.
-    if isinstance(value, str) and 0 < len(value) <= 255 and storable(value):
-        return value
-    return None
+    return value if plausible_ref(value, 255) else None
 
 
 def _replay(execution_id: str, digest: str) -> ImportResult | None:

@@ -78,15 +78,12 @@ def insert_with_history(
     when = date or timezone.now()
     if not _direct(connection, model, objs):
         model._default_manager.using(using).bulk_create(objs)
-        tracked = [f.attname for f in history_model.tracked_fields]
-        history_model._default_manager.using(using).bulk_create(
-            [
-                history_model(
-                    **_history_values(obj, when, user, change_reason),
-                    **{name: getattr(obj, name) for name in tracked},
-                )
-                for obj in objs
-            ]
+        # simple-history's own bulk path, per-object overrides included.
+        get_history_manager_for_model(model).bulk_history_create(
+            objs,
+            default_user=user if getattr(user, "pk", None) else None,
+            default_change_reason=change_reason,
+            default_date=when,
         )
         return
     fields, rows = _db_rows(model, objs, connection)
@@ -98,7 +95,13 @@ def insert_with_history(
 def _copy_history(connection, model, history_model, objs, when, user, change_reason) -> None:
     """History rows copied by the database from the rows just written, in `objs` order:
     they hold what was stored, and no value crosses the wire twice."""
-    extra = _history_values(objs[0], when, user, change_reason)
+    # No object of a direct batch carries its own history user, date or reason.
+    extra = {
+        "history_date": when,
+        "history_user_id": getattr(user, "pk", None),
+        "history_change_reason": change_reason,
+        "history_type": "+",
+    }
     statement, extra_fields = _history_statement(model, history_model, connection.alias)
     params = [_db_value(f, extra[f.attname], connection) for f in extra_fields]
     pk = model._meta.pk.attname
@@ -148,16 +151,6 @@ _PER_OBJECT_HISTORY = ("_history_user", "_history_date", "_change_reason")
 
 
 _HISTORY_COLUMNS = ("history_date", "history_user_id", "history_change_reason", "history_type")
-
-
-def _history_values(obj: models.Model, when: datetime, user, change_reason: str) -> dict:
-    history_user = getattr(obj, "_history_user", None) or user
-    return {
-        "history_date": getattr(obj, "_history_date", when),
-        "history_user_id": getattr(history_user, "pk", None),
-        "history_change_reason": getattr(obj, "_change_reason", None) or change_reason,
-        "history_type": "+",
-    }
 
 
 def _db_value(field: models.Field, value: Any, connection) -> Any:

@@ -28,6 +28,12 @@ def storable(text: str) -> bool:
     return True
 
 
+def plausible_ref(value: Any, max_length: int) -> bool:
+    """Whether `value` can go into an audit column of `max_length` as it is: audit rows
+    carry plausible identifiers from refused input, never arbitrary input."""
+    return isinstance(value, str) and 0 < len(value) <= max_length and storable(value)
+
+
 def all_storable(value: Any) -> bool:
     """True when every string in `value` (member names included) is storable.
 

@@ -146,8 +146,7 @@ class BulkRegisterView(ApiView):
     def post(self, request: Request) -> Response:
         items = request.data.get("items") if isinstance(request.data, dict) else None
         created = services.register_many(actor=request.user, items=items)
-        by_id = {link.pk: link for link in links_for_list().filter(pk__in=[c.pk for c in created])}
-        items = [self.written(by_id[link.pk]) for link in created]
+        items = [self.written(as_registered(link)) for link in created]
         return Response({"items": items}, status=status.HTTP_201_CREATED)
 
 

@@ -15,7 +15,7 @@ from grounding.display import AssessmentFacts, derive_display
 from grounding.models import Assessment, GroundingLink
 from policies import audit
 from policies.refusals import Offender, Refusal
-from policies.text import storable, unstorable_offenders
+from policies.text import plausible_ref, unstorable_offenders
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,7 +60,7 @@ def _audit_refusal(action: str, refusal: Refusal, kwargs: dict[str, Any]) -> Non
     dimension = kwargs.get("dimension")
     payload = kwargs.get("payload")
     named = payload.get("dimension") if isinstance(payload, dict) else None
-    if dimension is None and _plausible_name(named):
+    if dimension is None and plausible_ref(named, 63):
         dimension = named
     if grounding_id is not None:
         try:
@@ -82,11 +82,6 @@ def _audit_refusal(action: str, refusal: Refusal, kwargs: dict[str, Any]) -> Non
         expected_revision=_as_int(kwargs.get("expected_revision")),
         resulting_revision=None,
     )
-
-
-def _plausible_name(value: Any) -> bool:
-    """Only a name a Dimension could have goes into the audit row, never arbitrary input."""
-    return isinstance(value, str) and 0 < len(value) <= 63 and storable(value)
 
 
 def _as_int(value: Any) -> int | None:

@@ -72,6 +72,21 @@ def test_the_register_answer_is_the_link_as_a_later_read_returns_it(world, exter
     assert rereads == []
 
 
+def test_the_bulk_answer_is_each_link_as_a_later_read_returns_it(world):
+    client = client_for(world.curator)
+    body = {"items": [register_body(world), register_body(world, external=True)]}
+    with CaptureQueriesContext(connection) as captured:
+        created = client.post("/api/v1/groundings/bulk/", body, format="json")
+    assert created.status_code == 201
+    items = created.json()["items"]
+    assert [client.get(f"/api/v1/groundings/{i['grounding_id']}/").json() for i in items] == items
+    assert not [
+        q["sql"]
+        for q in captured.captured_queries
+        if q["sql"].startswith('SELECT "grounding_groundinglink"."grounding_id"')
+    ]
+
+
 def test_register_reports_every_offender_with_a_json_pointer(world):
     payload = register_body(world)
     del payload["statement"]["statement_ref"]
