@@ -1,8 +1,8 @@
 """Admin for passage masters (read-only) and the WSP v3 import page.
 
-Sources, passages and content are masters imported from WSP responses: the admin
-never edits them. Text, title and locators of a restricted source are shown as
-withheld unless the user holds a role whose decisions include restricted sources.
+Sources, passages and content are masters imported from WSP responses into a
+Dimension: the admin never edits them, and shows only the user's own Dimensions'
+evidence, as the reader (`policies.reader`, `evidence.reader`) discloses it.
 The import page calls `evidence.services.import_wsp_document` once per document.
 """
 
@@ -15,51 +15,76 @@ from django import forms
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path
 from simple_history.admin import SimpleHistoryAdmin
 
-from evidence.choices import AccessLabel
 from evidence.models import Content, Passage, RetrievalObservation, Source
+from evidence.reader import PASSAGE_READERS
 from evidence.services import import_wsp_document
 from policies.admin_base import ReadOnlyAdminMixin
-from policies.choices import Role
-from policies.models import DimensionMembership
+from policies.choices import DisclosableField, Role
+from policies.models import Dimension
+from policies.reader import Reader, reader_for
 from policies.refusals import Refusal
 
 WITHHELD = "withheld"
-# Roles whose internal decisions name restricted sources (policies.disclosure).
-_RESTRICTED_READERS = (Role.CURATOR, Role.STEWARD, Role.ACCESS_STEWARD)
 MAX_UPLOAD_BYTES = 8 * 1024 * 1024
 
 
-def _roles(request: HttpRequest) -> set[str]:
-    cached = getattr(request, "_evidence_roles", None)
-    if cached is None:
-        cached = set(
-            DimensionMembership.objects.filter(
-                user_id=request.user.pk, dimension__is_active=True
-            ).values_list("role", flat=True)
-        )
-        request._evidence_roles = cached
-    return cached
+def _reader(request: HttpRequest) -> Reader:
+    return reader_for(request)
 
 
-def _staff_with_role(request: HttpRequest) -> bool:
-    return bool(request.user.is_active and request.user.is_staff and _roles(request))
+def _evidence_staff(request: HttpRequest) -> bool:
+    """Staff who curate or steward some Dimension: the only direct readers of evidence."""
+    return bool(
+        request.user.is_active
+        and request.user.is_staff
+        and _reader(request).holds(*PASSAGE_READERS)
+    )
+
+
+def _per_request(request: HttpRequest, name: str, label: str, show) -> Any:
+    """A read-only admin field computed through this request's reader. Built once per
+    request and name: Django compares field entries by identity, and the admin
+    instance is shared by every request, so nothing request-bound may live on it."""
+    cells = request.__dict__.setdefault("_evidence_cells", {})
+    if name not in cells:
+
+        def cell(obj) -> str:
+            return show(request, obj)
+
+        cell.short_description = label  # type: ignore[attr-defined]
+        cell.__name__ = name
+        cells[name] = cell
+    return cells[name]
+
+
+def _passage_text(request: HttpRequest, obj: Passage) -> str:
+    return _reader(request).read(obj).get("text") or "—"
+
+
+def _passage_withheld(request: HttpRequest, obj: Passage) -> str:
+    return f"{WITHHELD}: " + ", ".join(_reader(request).withheld(obj) or [])
 
 
 class EvidenceReadOnlyAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Evidence of the user's own Dimensions only, as the reader shows it."""
+
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return _staff_with_role(request)
+        return _evidence_staff(request)
 
     def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
-        return _staff_with_role(request)
+        return _evidence_staff(request)
 
+    def readable_passages(self, request: HttpRequest, *fields: str) -> QuerySet[Passage]:
+        return _reader(request).scope(Passage.objects.all(), fields=fields)
 
-def _may_read_restricted(request: HttpRequest) -> bool:
-    return bool(_roles(request) & {str(r) for r in _RESTRICTED_READERS})
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        # A past version would show stored values outside the reader: not offered.
+        raise Http404("past versions of evidence are not shown here")
 
 
 @admin.register(Source)
@@ -69,31 +94,49 @@ class SourceAdmin(EvidenceReadOnlyAdmin, SimpleHistoryAdmin):
     search_fields = ("canonical_url", "host")
     date_hierarchy = "created_at"
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # A source is shown to readers of a passage taken from it, locators disclosed.
+        readable = self.readable_passages(request, DisclosableField.PASSAGE_LOCATOR)
+        return super().get_queryset(request).filter(source_id__in=readable.values("source_id"))
+
 
 @admin.register(Passage)
 class PassageAdmin(EvidenceReadOnlyAdmin, SimpleHistoryAdmin):
-    list_display = ("passage_ref", "kind", "provider", "access_label", "execution_id", "created_at")
-    list_filter = ("kind", "access_label", "provider")
-    search_fields = ("passage_ref", "canonical_url", "locator", "observed_url", "execution_id")
+    list_display = ("passage_ref", "dimension", "kind", "provider", "access_label", "created_at")
+    list_filter = (
+        "kind",
+        "access_label",
+        "provider",
+        ("dimension", admin.RelatedOnlyFieldListFilter),
+    )
+    search_fields = ("=passage_id", "passage_ref", "execution_id")
     date_hierarchy = "created_at"
-    list_select_related = ("source",)
-    _protected = ("title", "locator", "observed_url", "canonical_url", "content")
+    list_select_related = ("dimension",)
+    # Stored members each disclosable field covers (the reader's PASSAGE_FIELDS), as
+    # model fields: "text" is the content's.
+    _protected = {
+        DisclosableField.PASSAGE_EXCERPT: ("content", "provider_fields"),
+        DisclosableField.PASSAGE_TITLE: ("title",),
+        DisclosableField.PASSAGE_LOCATOR: ("locator", "observed_url", "canonical_url", "source"),
+    }
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return _reader(request).scope(super().get_queryset(request))
 
     def get_fields(self, request: HttpRequest, obj=None):
         names = [f.name for f in Passage._meta.concrete_fields]
-        restricted = obj is not None and obj.access_label == AccessLabel.RESTRICTED
-        if restricted and not _may_read_restricted(request):
-            # Replace protected values by one "withheld" line naming them.
-            return [n for n in names if n not in self._protected] + ["withheld_fields"]
-        return [*names, "text"]
-
-    @admin.display(description="withheld")
-    def withheld_fields(self, obj: Passage) -> str:
-        return f"{WITHHELD}: " + ", ".join(self._protected) + " (restricted source)"
-
-    @admin.display(description="text (literal)")
-    def text(self, obj: Passage) -> str:
-        return obj.text or "—"
+        if obj is None:
+            return names
+        withheld = _reader(request).withheld(obj)
+        if withheld is None:
+            raise PermissionDenied
+        hidden = {name for field in withheld for name in self._protected[field]}
+        shown = [n for n in names if n not in hidden]
+        if DisclosableField.PASSAGE_EXCERPT not in withheld:
+            shown.append(_per_request(request, "text", "text (literal)", _passage_text))
+        if withheld:
+            shown.append(_per_request(request, "withheld", "withheld", _passage_withheld))
+        return shown
 
 
 @admin.register(Content)
@@ -102,18 +145,47 @@ class ContentAdmin(EvidenceReadOnlyAdmin):
     search_fields = ("=sha256",)
     date_hierarchy = "created_at"
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # Content is shared by digest; a user sees the content of their passages only.
+        readable = self.readable_passages(request)
+        return super().get_queryset(request).filter(sha256__in=readable.values("content_id"))
+
     def get_fields(self, request: HttpRequest, obj=None):
-        # Content can belong to a restricted source; only readers of those see text.
-        if _may_read_restricted(request):
-            return ["sha256", "length", "created_at", "text"]
-        return ["sha256", "length", "created_at"]
+        fields: list[Any] = ["sha256", "length", "created_at"]
+        if obj is not None and self.text_of(request, obj) is not None:
+            fields.append(
+                _per_request(
+                    request, "text", "text (literal)", lambda r, o: self.text_of(r, o) or "—"
+                )
+            )
+        return fields
+
+    def text_of(self, request: HttpRequest, obj: Content) -> str | None:
+        """The text as one of the user's passages holding it discloses it, if any does."""
+        reader = _reader(request)
+        for passage in self.readable_passages(request).filter(content_id=obj.pk)[:20]:
+            text = reader.read(passage).get("text")
+            if text is not None:
+                return text
+        return None
 
 
 class WspImportForm(forms.Form):
+    dimension = forms.ModelChoiceField(
+        queryset=Dimension.objects.none(),
+        to_field_name="name",
+        help_text="The Dimension the evidence is imported into (one you curate).",
+    )
     document = forms.FileField(
         label="WSP v3 response",
         help_text="A .json file with one ResponseV3, or a .jsonl file with one per line.",
     )
+
+    def __init__(self, *args, dimensions: QuerySet[Dimension], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["dimension"].queryset = dimensions
+        if dimensions.count() == 1:
+            self.fields["dimension"].initial = dimensions.first()
 
     def clean_document(self):
         upload = self.cleaned_data["document"]
@@ -143,11 +215,13 @@ def _documents(upload) -> list[tuple[str, Any, str | None]]:
     return out
 
 
-def import_one(actor, label: str, document: Any, error: str | None) -> dict[str, Any]:
+def import_one(
+    actor, dimension: Dimension, label: str, document: Any, error: str | None
+) -> dict[str, Any]:
     if error is not None:
         return {"label": label, "ok": False, "code": "invalid_json", "detail": error}
     try:
-        result = import_wsp_document(actor=actor, document=document)
+        result = import_wsp_document(actor=actor, document=document, dimension=dimension)
     except Refusal as refusal:
         return {
             "label": label,
@@ -167,12 +241,19 @@ class RetrievalObservationAdmin(EvidenceReadOnlyAdmin):
     date_hierarchy = "imported_at"
     change_list_template = "admin/evidence/retrievalobservation/change_list.html"
 
+    # The envelope's projected texts are copies of passage text: they are read
+    # through the passages, never shown here.
+    exclude = ("results",)
+
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return super().get_queryset(request).defer("results", "provider_attempts")
+        queryset = super().get_queryset(request).defer("results", "provider_attempts")
+        return _reader(request).scope(queryset, kind=Passage)
 
     def has_import_permission(self, request: HttpRequest) -> bool:
         return bool(
-            request.user.is_active and request.user.is_staff and Role.CURATOR in _roles(request)
+            request.user.is_active
+            and request.user.is_staff
+            and _reader(request).holds(Role.CURATOR)
         )
 
     def changelist_view(self, request: HttpRequest, extra_context=None):
@@ -183,18 +264,25 @@ class RetrievalObservationAdmin(EvidenceReadOnlyAdmin):
         view = self.admin_site.admin_view(self.import_view)
         return [path("import/", view, name="evidence_wsp_import"), *super().get_urls()]
 
+    def _curated(self, request: HttpRequest) -> QuerySet[Dimension]:
+        ids = [d.pk for d in _reader(request).dimensions(Role.CURATOR)]
+        return Dimension.objects.filter(pk__in=ids, is_active=True)
+
     def import_view(self, request: HttpRequest) -> HttpResponse:
         # Not wrapped in transaction.atomic: each import is its own durable transaction.
         if not self.has_import_permission(request):
             raise PermissionDenied
         results = None
         if request.method == "POST":
-            form = WspImportForm(request.POST, request.FILES)
+            form = WspImportForm(request.POST, request.FILES, dimensions=self._curated(request))
             if form.is_valid():
                 upload = form.cleaned_data["document"]
-                results = [import_one(request.user, *item) for item in _documents(upload)]
+                dimension = form.cleaned_data["dimension"]
+                results = [
+                    import_one(request.user, dimension, *item) for item in _documents(upload)
+                ]
         else:
-            form = WspImportForm()
+            form = WspImportForm(dimensions=self._curated(request))
         context = {
             **self.admin_site.each_context(request),
             "title": "Import WSP v3 responses",

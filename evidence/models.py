@@ -10,6 +10,7 @@ from simple_history.models import HistoricalRecords
 from evidence.choices import AccessLabel, ObservationKind, ScoreSemantics, SourceField
 from policies.history import AppendOnlyModel, TrackedManager
 from policies.identifiers import uuid7
+from policies.models import Dimension
 
 
 class Source(models.Model):
@@ -50,10 +51,15 @@ class Content(AppendOnlyModel):
 
 
 class RetrievalObservation(AppendOnlyModel):
-    """One WSP v3 execution as received: the envelope every imported passage points to."""
+    """One WSP v3 execution as received into one Dimension: the envelope every passage
+    imported with it points to. The same execution imported into another Dimension is
+    another envelope: nothing of one Dimension's evidence is visible from another."""
 
     observation_id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
-    execution_id = models.CharField(max_length=255, unique=True)
+    dimension = models.ForeignKey(
+        Dimension, on_delete=models.PROTECT, related_name="retrieval_observations"
+    )
+    execution_id = models.CharField(max_length=255)
     request_id = models.CharField(max_length=255, null=True, blank=True)
     capability = models.CharField(max_length=16)
     status = models.CharField(max_length=16)
@@ -81,6 +87,11 @@ class RetrievalObservation(AppendOnlyModel):
 
     class Meta:
         ordering = ["-imported_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dimension", "execution_id"], name="envelope_unique_execution"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.execution_id
@@ -94,8 +105,11 @@ class Passage(models.Model):
     """
 
     passage_id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    # Evidence belongs to the Dimension it was imported into; a link binds only its
+    # own Dimension's passages. Content rows stay shared (one per digest).
+    dimension = models.ForeignKey(Dimension, on_delete=models.PROTECT, related_name="passages")
     passage_ref = models.CharField(
-        max_length=512, unique=True, help_text="External identity and revision of this passage."
+        max_length=512, help_text="External identity and revision of this passage."
     )
     source = models.ForeignKey(
         Source, null=True, blank=True, on_delete=models.PROTECT, related_name="passages"
@@ -146,6 +160,7 @@ class Passage(models.Model):
     # History is read by passage_id, and by content when retention purges texts.
     history = HistoricalRecords(
         no_db_index=[
+            "dimension",
             "passage_ref",
             "content_sha256",
             "canonical_url",
@@ -160,10 +175,13 @@ class Passage(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["execution_id", "observation_id"],
+                fields=["dimension", "passage_ref"], name="passage_unique_ref_per_dimension"
+            ),
+            models.UniqueConstraint(
+                fields=["dimension", "execution_id", "observation_id"],
                 condition=~models.Q(execution_id=""),
                 name="passage_unique_observation_per_execution",
-            )
+            ),
         ]
 
     def __str__(self) -> str:

@@ -19,9 +19,10 @@ _ENVELOPE_DEFERRED = (
 
 
 def passages_for_list() -> QuerySet[Passage]:
-    """Passages with content, source and envelope joined: a fixed number of queries a page."""
+    """Passages with Dimension, content, source and envelope joined: a fixed number of
+    queries a page."""
     return (
-        Passage.objects.select_related("content", "source", "retrieval_observation")
+        Passage.objects.select_related("dimension", "content", "source", "retrieval_observation")
         .defer(*_ENVELOPE_DEFERRED)
         .order_by("-passage_id")
     )

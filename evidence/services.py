@@ -1,5 +1,7 @@
-"""Writes of the evidence app: the WSP v3 import.
+"""Writes of the evidence app: the WSP v3 import into one Dimension.
 
+Evidence belongs to the Dimension it is imported into (named, or the one Dimension
+the caller curates); replays, conflicts and reports consider that Dimension only.
 One ResponseV3 is validated whole (JSON Schema + every cross-field rule) and then
 imported in one transaction: the envelope becomes a RetrievalObservation, every
 observation a Passage with its literal text stored once per sha256 in Content.
@@ -26,8 +28,9 @@ from evidence.wsp_import import (
 )
 from policies import audit
 from policies.choices import Role
+from policies.models import Dimension
 from policies.refusals import Refusal
-from policies.services import require_role_anywhere
+from policies.services import dimension_named_or_only, require_active, require_role
 from policies.text import plausible_ref
 
 __all__ = [
@@ -41,35 +44,55 @@ __all__ = [
 ]
 
 
-def import_wsp_document(*, actor, document: dict) -> ImportResult:
-    """Import one WSP v3 ResponseV3; replay an identical one; refuse anything else.
+def import_dimension(actor, name: Any) -> Dimension:
+    """The Dimension an import goes into: named, or the caller's only curated one;
+    active, and curated by the caller. A Dimension where the caller holds no role
+    is `not_found`."""
+    dimension = (
+        name if isinstance(name, Dimension) else dimension_named_or_only(actor, name, Role.CURATOR)
+    )
+    require_active(dimension)
+    require_role(actor, dimension, Role.CURATOR)
+    return dimension
 
-    Refusals (`role_required`, `wsp_contract_violation`, `banned_field`,
-    `execution_conflict`) store nothing and write a refused audit event.
+
+def import_wsp_document(*, actor, document: dict, dimension: Any = None) -> ImportResult:
+    """Import one WSP v3 ResponseV3 into a Dimension; replay an identical one; refuse
+    anything else.
+
+    Refusals (`not_found`, `dimension_required`, `role_required`,
+    `wsp_contract_violation`, `banned_field`, `execution_conflict`) store nothing and
+    write a refused audit event.
     """
     execution_id = _execution_id(document)
+    named = dimension
     try:
-        require_role_anywhere(actor, Role.CURATOR)
+        dimension = import_dimension(actor, dimension)
         digest = _validated_digest(document)
-        replay = _replay(execution_id, digest)
+        replay = _replay(dimension, execution_id, digest)
         if replay is not None:
             return replay
         try:
-            [result] = write_documents(actor=actor, documents=[(document, digest)])
+            [result] = write_documents(
+                actor=actor, dimension=dimension, documents=[(document, digest)]
+            )
             return result
         except IntegrityError:
             # A concurrent import of the same execution won the unique execution_id.
-            replay = _replay(execution_id, digest)
+            replay = _replay(dimension, execution_id, digest)
             if replay is None:
                 raise
             return replay
     except Refusal as refusal:
-        _record_refusal(actor, refusal, execution_id)
+        _record_refusal(actor, refusal, execution_id, _audit_dimension(dimension, named))
         raise
 
 
-def import_wsp_documents(*, actor, documents: list) -> list[ImportResult | Refusal]:
-    """Import many WSP v3 ResponseV3 at once: one outcome per document, in order.
+def import_wsp_documents(
+    *, actor, documents: list, dimension: Any = None
+) -> list[ImportResult | Refusal]:
+    """Import many WSP v3 ResponseV3 into one Dimension at once: one outcome per
+    document, in order.
 
     Each outcome is what `import_wsp_document` would have returned (or raised) had
     the documents been imported one after another: a refusal stops no other
@@ -81,11 +104,21 @@ def import_wsp_documents(*, actor, documents: list) -> list[ImportResult | Refus
     if not documents:
         return []
     outcomes: list[Any] = [None] * len(documents)
-    digests = _validate_all(actor, documents, outcomes)
+    named = dimension
+    try:
+        dimension = import_dimension(actor, dimension)
+    except Refusal as refusal:
+        # The Dimension is the same for every document: each is refused, as one by one.
+        for index in range(len(documents)):
+            outcomes[index] = Refusal(refusal.code, refusal.detail)
+        _record_refusals(actor, documents, list(range(len(documents))), outcomes, named)
+        return outcomes
+    digests = _validate_all(documents, outcomes)
     stored = {
         e.execution_id: e
         for e in RetrievalObservation.objects.filter(
-            execution_id__in={documents[i]["execution_id"] for i in digests}
+            dimension=dimension,
+            execution_id__in={documents[i]["execution_id"] for i in digests},
         ).only("execution_id", "document_sha256", "report")
     }
     first: dict[str, int] = {}  # execution id -> index of its first new document
@@ -100,12 +133,14 @@ def import_wsp_documents(*, actor, documents: list) -> list[ImportResult | Refus
             first[execution_id] = index
     # Refusals decided so far hold whatever the write does: audited now.
     refused = [i for i, o in enumerate(outcomes) if isinstance(o, Refusal)]
-    _record_refusals(actor, documents, refused, outcomes)
+    _record_refusals(actor, documents, refused, outcomes, dimension)
     if not first:
         return outcomes
     try:
         results = write_documents(
-            actor=actor, documents=[(documents[i], digests[i]) for i in first.values()]
+            actor=actor,
+            dimension=dimension,
+            documents=[(documents[i], digests[i]) for i in first.values()],
         )
     except IntegrityError:
         # A concurrent import won an execution (or a new source): the documents whose
@@ -113,7 +148,9 @@ def import_wsp_documents(*, actor, documents: list) -> list[ImportResult | Refus
         # race handling and audit event.
         for index in sorted([*first.values(), *repeats]):
             try:
-                outcomes[index] = import_wsp_document(actor=actor, document=documents[index])
+                outcomes[index] = import_wsp_document(
+                    actor=actor, document=documents[index], dimension=dimension
+                )
             except Refusal as refusal:
                 outcomes[index] = refusal
         return outcomes
@@ -128,19 +165,12 @@ def import_wsp_documents(*, actor, documents: list) -> list[ImportResult | Refus
         else:
             outcomes[index] = _conflict(documents[index]["execution_id"])
     conflicts = [i for i in repeats if isinstance(outcomes[i], Refusal)]
-    _record_refusals(actor, documents, conflicts, outcomes)
+    _record_refusals(actor, documents, conflicts, outcomes, dimension)
     return outcomes
 
 
-def _validate_all(actor, documents: list, outcomes: list) -> dict[int, str]:
+def _validate_all(documents: list, outcomes: list) -> dict[int, str]:
     """Digest of each acceptable document by index; refusals of the others into `outcomes`."""
-    try:
-        require_role_anywhere(actor, Role.CURATOR)
-    except Refusal as refusal:
-        # The role is the same for every document: each is refused, as one by one.
-        for index in range(len(documents)):
-            outcomes[index] = Refusal(refusal.code, refusal.detail)
-        return {}
     digests: dict[int, str] = {}
     for index, document in enumerate(documents):
         try:
@@ -167,9 +197,9 @@ def _execution_id(document: Any) -> str | None:
     return value if plausible_ref(value, 255) else None
 
 
-def _replay(execution_id: str, digest: str) -> ImportResult | None:
+def _replay(dimension: Dimension, execution_id: str | None, digest: str) -> ImportResult | None:
     stored = (
-        RetrievalObservation.objects.filter(execution_id=execution_id)
+        RetrievalObservation.objects.filter(dimension=dimension, execution_id=execution_id)
         .only("execution_id", "document_sha256", "report")
         .first()
     )
@@ -195,16 +225,30 @@ def _conflict(execution_id: str) -> Refusal:
     )
 
 
-def _record_refusal(actor, refusal: Refusal, execution_id: str | None) -> None:
+def _audit_dimension(dimension: Any, named: Any) -> Any:
+    """The Dimension a refused event names: the resolved one, or a plausible name."""
+    if isinstance(dimension, Dimension):
+        return dimension
+    return named if plausible_ref(named, 63) else None
+
+
+def _record_refusal(actor, refusal: Refusal, execution_id: str | None, dimension: Any) -> None:
     audit.record_refusal(
-        actor=actor, action=ACTION, code=refusal.code, references={"execution_id": execution_id}
+        actor=actor,
+        action=ACTION,
+        code=refusal.code,
+        dimension=dimension,
+        references={"execution_id": execution_id},
     )
 
 
-def _record_refusals(actor, documents: list, indices: list[int], outcomes: list) -> None:
+def _record_refusals(
+    actor, documents: list, indices: list[int], outcomes: list, dimension: Any
+) -> None:
     """One refused event per refused document, in one short transaction."""
     if not indices:
         return
+    where = _audit_dimension(dimension, dimension)
     with transaction.atomic():
         for index in indices:
-            _record_refusal(actor, outcomes[index], _execution_id(documents[index]))
+            _record_refusal(actor, outcomes[index], _execution_id(documents[index]), where)

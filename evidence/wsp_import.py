@@ -1,13 +1,19 @@
 """The write of WSP v3 imports: validated documents become rows, many per transaction.
 
-`write_documents` takes documents already validated, checked against stored
-executions and free of repeated execution ids, and writes them in one durable
-transaction with one statement per table (envelopes, content, sources, passages
-with their history rows, audit events). What it stores, and the report of each
+`write_documents` takes documents already validated, checked against the
+Dimension's stored executions and free of repeated execution ids, and writes
+them into that Dimension in one durable transaction with one statement per
+table (envelopes, content, sources, passages with their history rows, audit
+events). What it stores, and the report of each
 document, is what importing the documents one after another would give: content
 written by an earlier document counts as seen by a later one, and `duplicate_of`
 names the root of the earliest passage holding the same content in another
 execution, stored rows first, then earlier documents of the batch.
+
+Everything a report says is about the Dimension imported into: content counts as
+seen, and a passage as a duplicate, only when that Dimension already holds it. The
+text itself is stored once per digest for all Dimensions (an internal detail no
+response reveals).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from evidence.choices import AccessLabel
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from policies import audit
 from policies.bulk import insert_rows, insert_with_history
+from policies.models import Dimension
 
 ACTION = "wsp_import"
 # §2 presence rules: the field carrying an observation's literal text, by kind.
@@ -48,8 +55,11 @@ def content_sha256(text: str) -> str:
 
 
 @transaction.atomic(durable=True)
-def write_documents(*, actor, documents: list[tuple[dict, str]]) -> list[ImportResult]:
-    """Write new, valid (document, digest) pairs of distinct executions; one result each.
+def write_documents(
+    *, actor, dimension: Dimension, documents: list[tuple[dict, str]]
+) -> list[ImportResult]:
+    """Write new, valid (document, digest) pairs of distinct executions into the
+    Dimension; one result each.
 
     A unique violation (a concurrent import of one of the executions, or of one of
     their new sources) raises IntegrityError and leaves nothing.
@@ -62,12 +72,14 @@ def write_documents(*, actor, documents: list[tuple[dict, str]]) -> list[ImportR
     hashes = [[content_sha256(text) for text in texts] for texts in literals]
     every_hash = {sha for shas in hashes for sha in shas}
 
-    # One query each: stored content, stored sources, earlier passages of the same content.
+    # One query each: stored content, content this Dimension has seen, stored sources,
+    # earlier passages of the same content in this Dimension.
     stored_hashes = set(
         Content.objects.filter(sha256__in=every_hash).values_list("sha256", flat=True)
     )
     sources = _stored_sources(documents)
-    earlier = _EarliestPassages.of(every_hash)
+    earlier = _EarliestPassages.of(every_hash, dimension)
+    seen_hashes = earlier.hashes()
 
     envelopes: list[RetrievalObservation] = []
     new_content: dict[str, Content] = {}
@@ -75,13 +87,15 @@ def write_documents(*, actor, documents: list[tuple[dict, str]]) -> list[ImportR
     passages: list[Passage] = []
     results: list[ImportResult] = []
     for (document, digest), texts, shas in zip(documents, literals, hashes, strict=True):
-        envelope = _envelope(document, digest, user)
+        envelope = _envelope(document, digest, user, dimension)
         execution_id = envelope.execution_id
         mine: list[Passage] = []
         unseen = 0
         for obs, text, sha in zip(document["observations"], texts, shas, strict=True):
-            if sha not in stored_hashes and sha not in new_content:
+            if sha not in seen_hashes:
                 unseen += 1
+                seen_hashes.add(sha)
+            if sha not in stored_hashes and sha not in new_content:
                 # Literal text: never normalized (NFC is for coordinates only).
                 new_content[sha] = Content(sha256=sha, text=text, length=len(text))
             url = obs["url"]["canonical"]
@@ -110,10 +124,11 @@ def write_documents(*, actor, documents: list[tuple[dict, str]]) -> list[ImportR
         action=ACTION,
         entries=[
             {
+                "dimension_ref": dimension.name,
                 "references": {
                     "execution_id": r.report["execution_id"],
                     "import_id": r.report["import_id"],
-                }
+                },
             }
             for r in results
         ],
@@ -134,8 +149,9 @@ def _insert_content(contents: list[Content]) -> None:
         Content.objects.bulk_create(contents, ignore_conflicts=True)
 
 
-def _envelope(document: dict, digest: str, user) -> RetrievalObservation:
+def _envelope(document: dict, digest: str, user, dimension: Dimension) -> RetrievalObservation:
     return RetrievalObservation(
+        dimension=dimension,
         execution_id=document["execution_id"],
         request_id=document.get("request_id"),
         capability=document["capability"],
@@ -198,10 +214,10 @@ class _EarliestPassages:
         self._other: dict[str, tuple[str, Any]] = {}
 
     @classmethod
-    def of(cls, hashes: set[str]) -> _EarliestPassages:
+    def of(cls, hashes: set[str], dimension: Dimension) -> _EarliestPassages:
         earliest = cls()
         rows = (
-            Passage.objects.filter(content_sha256__in=hashes)
+            Passage.objects.filter(dimension=dimension, content_sha256__in=hashes)
             .order_by("created_at", "passage_id")
             .values_list("content_sha256", "execution_id", "passage_id", "duplicate_of_id")
         )
@@ -209,6 +225,10 @@ class _EarliestPassages:
             # Duplicates always point at a root, so one hop reaches it.
             earliest._note(sha, execution_id, duplicate_of_id or passage_id)
         return earliest
+
+    def hashes(self) -> set[str]:
+        """Digests some passage of the Dimension already holds."""
+        return set(self._first)
 
     def add(self, passages: list[Passage]) -> None:
         for p in passages:
@@ -236,6 +256,7 @@ def _passage(obs: dict, envelope: RetrievalObservation, source: Source, sha: str
     score = obs.get("provider_score") or {}
     published = obs.get("published_at") or {}
     return Passage(
+        dimension_id=envelope.dimension_id,
         passage_ref=f"urn:wsp:{envelope.execution_id}:{obs['observation_id']}",
         source=source,
         content_id=sha,

@@ -21,12 +21,9 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from grounding import services
 from grounding.admin_actions import (
-    disclosed,
-    holds,
     mark_for_recheck,
     run_builtin_resolver,
     withdraw_links,
-    withheld_for,
 )
 from grounding.admin_forms import (
     LinkChangeForm,
@@ -34,14 +31,15 @@ from grounding.admin_forms import (
     revision_changes,
     revision_table,
 )
-from grounding.admin_records import WITHHELD, RoleScopedMixin, _show
+from grounding.admin_records import WITHHELD, RoleScopedMixin, _show, holds, withheld_for
 from grounding.choices import RecordState
 from grounding.models import (
     GroundingLink,
 )
-from grounding.selectors import link_at_revision
+from grounding.reader import ALL_WITHHELD
 from policies.choices import DisclosableField as F
 from policies.choices import Role
+from policies.reader import reader_for
 from policies.refusals import Refusal
 
 
@@ -105,6 +103,8 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
                 withheld = withheld_for(request, link)
                 if withheld is None or (group and group in withheld):
                     return WITHHELD
+                if link.record_state == RecordState.DISPOSED and name != "link_id":
+                    return WITHHELD  # only the tombstone remains
                 return _show(read(link))
 
             column.__name__ = name
@@ -140,8 +140,10 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
         if not self.has_view_permission(request, link):
             raise PermissionDenied
         try:
-            return link, disclosed(request, link)
+            return link, reader_for(request).read(link)
         except Refusal as refusal:
+            if refusal.code == "not_found":
+                raise Http404("no readable grounding link has this id") from refusal
             raise PermissionDenied(refusal.detail) from refusal
 
     def change_view(
@@ -150,6 +152,8 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
         # Replaces changeform_view, which wraps everything in transaction.atomic: the
         # services run their own durable transaction and cannot be nested.
         link, document = self._readable_link(request, object_id)
+        if link.record_state == RecordState.DISPOSED:
+            return self._tombstone(request, link, document)
         can_change = self.has_change_permission(request, link)
         withheld = document["withheld"]
         conflict = None
@@ -195,13 +199,23 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
         }
         return TemplateResponse(request, "admin/grounding/groundinglink/change_form.html", context)
 
+    def _tombstone(self, request: HttpRequest, link: GroundingLink, document: dict):
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Grounding link {link.grounding_id} (disposed)",
+            "opts": self.model._meta,
+            "original": link,
+            "doc": document,
+        }
+        return TemplateResponse(request, "admin/grounding/groundinglink/tombstone.html", context)
+
     def _conflict(self, request, link, document, form, loaded: int):
         """Re-render with the curator's edits kept and what changed since named."""
         link.refresh_from_db()
-        current_doc = disclosed(request, link)
+        reader = reader_for(request)
+        current_doc = reader.read(link)
         try:
-            past, records = link_at_revision(link, loaded)
-            loaded_doc = disclosed(request, past, records)
+            loaded_doc = reader.read(link, revision=loaded)
         except Refusal:
             loaded_doc = document
         data, both = form.merged_after_conflict(initial_from(loaded_doc), initial_from(current_doc))
@@ -226,8 +240,11 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
 
     def history_view(self, request: HttpRequest, object_id: str, extra_context=None):
         link, document = self._readable_link(request, object_id)
-        table = revision_table(link, document["withheld"])
-        context = {"revisions": table, "withheld": document["withheld"], **(extra_context or {})}
+        # A disposed link's history is its tombstone: no revision is listed.
+        disposed = link.record_state == RecordState.DISPOSED
+        withheld = ALL_WITHHELD if disposed else document["withheld"]
+        table = [] if disposed else revision_table(link, withheld)
+        context = {"revisions": table, "withheld": withheld, **(extra_context or {})}
         return super().history_view(request, object_id, extra_context=context)
 
     def history_form_view(self, request, object_id, version_id, extra_context=None):
@@ -241,6 +258,8 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
 
     def compare_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         link, document = self._readable_link(request, object_id)
+        if link.record_state == RecordState.DISPOSED:
+            return self._tombstone(request, link, document)
         try:
             old = int(request.GET.get("from", max(link.revision - 1, 1)))
             new = int(request.GET.get("to", link.revision))

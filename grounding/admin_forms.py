@@ -17,7 +17,7 @@ from django import forms
 
 from grounding.choices import RecordState, SupportKind, UseBasis
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
-from grounding.projection import FIELD_PATHS
+from grounding.reader import FIELD_PATHS
 from policies.choices import DisclosableField as F
 from policies.refusals import Refusal
 

@@ -14,12 +14,6 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
-from grounding.admin_actions import (
-    holds,
-    readable_q,
-    roles_by_dimension,
-    withheld_for,
-)
 from grounding.models import (
     AnchorObservation,
     Assessment,
@@ -34,8 +28,21 @@ from grounding.models import (
 )
 from policies.admin_base import ReadOnlyAdminMixin
 from policies.choices import DisclosableField as F
+from policies.reader import reader_for
 
 WITHHELD = "withheld"
+
+
+def holds(request: HttpRequest, *roles: str, dimension_id: int | None = None) -> bool:
+    """Staff holding one of `roles` (any role if none given), in one Dimension or any."""
+    if not (request.user.is_active and request.user.is_staff):
+        return False
+    return reader_for(request).holds(*roles, dimension_id=dimension_id)
+
+
+def withheld_for(request: HttpRequest, link: GroundingLink) -> list[str] | None:
+    """What the reader withholds of `link` (None: nothing of it is readable)."""
+    return reader_for(request).withheld(link)
 
 
 class RoleScopedMixin:
@@ -47,7 +54,13 @@ class RoleScopedMixin:
         return obj if isinstance(obj, GroundingLink) else obj.link
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return super().get_queryset(request).filter(readable_q(request, self.link_path))
+        # Records of a disposed link are not shown: only the link's tombstone remains.
+        return reader_for(request).scope(
+            super().get_queryset(request),
+            kind=GroundingLink,
+            path=self.link_path,
+            tombstones=not self.link_path,
+        )
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return holds(request)
@@ -188,7 +201,7 @@ class EvidenceSetAdmin(DisclosedRecordAdmin, SimpleHistoryAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # A set belongs to a Dimension, not to one link.
         return admin.ModelAdmin.get_queryset(self, request).filter(
-            dimension_id__in=list(roles_by_dimension(request))
+            dimension_id__in=[d.pk for d in reader_for(request).dimensions()]
         )
 
     def has_view_permission(self, request: HttpRequest, obj=None) -> bool:

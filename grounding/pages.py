@@ -1,6 +1,6 @@
-"""The human-readable record view: one grounding link, read through the disclosure
-projection like every other read. Nothing here reads model fields for display; the
-page shows the document `disclose` returns and names what it withholds."""
+"""The human-readable record view: one grounding link, read through the request's
+reader like every other read. Nothing here reads model fields for display; the page
+shows the document the reader returns and names what it withholds."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
-from grounding.projection import coverage, disclose, readers_for_user
-from grounding.selectors import current_records, get_link, revision_rows
+from grounding.choices import RecordState
+from grounding.selectors import get_link, revision_rows
 from grounding.templatetags.grounding_tags import anchor_applies
+from policies.reader import reader_for
 from policies.refusals import Refusal
 
 
@@ -37,12 +38,11 @@ def timeline(link) -> list[dict[str, Any]]:
 def grounding_page(request: HttpRequest, grounding_id) -> HttpResponse:
     try:
         link = get_link(grounding_id)
+        document = reader_for(request).read(link)
     except Refusal as refusal:
-        raise Http404(refusal.detail) from refusal
-    readers = readers_for_user(request.user, link.dimension)
-    try:
-        document, _ = disclose(link, current_records(link), coverage(link, readers))
-    except Refusal as refusal:
+        if refusal.code == "not_found":
+            # Outside the reader's Dimensions a link answers as if it did not exist.
+            raise Http404("no grounding link of yours has this id") from refusal
         # Default deny: without a covering decision the reader learns nothing more.
         return render(
             request,
@@ -50,6 +50,8 @@ def grounding_page(request: HttpRequest, grounding_id) -> HttpResponse:
             {"code": refusal.code, "detail": refusal.detail},
             status=403,
         )
+    if link.record_state == RecordState.DISPOSED:
+        return render(request, "grounding/tombstone.html", {"doc": document})
     passage = document.get("passage", {})
     anchor = document.get("anchor", {})
     anchor_result = anchor.get("anchor_result") or None

@@ -2,7 +2,7 @@
 
 Built from a link instance (current) or the instance a history row reproduces
 (`revisions/{n}`), plus the append-only records that existed at that revision.
-Disclosure is applied afterwards by `grounding.projection`, the only path by which
+Disclosure is applied afterwards by the reader (`grounding.reader`), the only path by which
 any reader sees this document.
 """
 

@@ -58,6 +58,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "format_unavailable": 400,
     "role_required": 403,
     "disclosure_not_decided": 403,
+    "recipient_reserved": 403,
+    "dimension_required": 400,
     "not_found": 404,
     "revision_mismatch": 412,
     "precondition_required": 428,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from policies.choices import ProfileStatus, Role
 from policies.models import Dimension, DimensionMembership, Profile
-from policies.refusals import Refusal
+from policies.refusals import Offender, Refusal
 
 
 def roles_of(user, dimension: Dimension) -> set[str]:
@@ -38,8 +40,15 @@ def dimensions_with_roles(user) -> list[Dimension]:
 
 
 def require_role(user, dimension: Dimension, *roles: Role) -> None:
-    """Refuse with `role_required` unless the user holds one of `roles` in the Dimension."""
-    if not roles_of(user, dimension) & {str(r) for r in roles}:
+    """Refuse with `role_required` unless the user holds one of `roles` in the Dimension.
+
+    Without any role there, the refusal is `not_found`: what belongs to a Dimension
+    where the caller holds no role answers as if it did not exist.
+    """
+    held = roles_of(user, dimension)
+    if not held:
+        raise Refusal("not_found", "nothing of yours has this reference.")
+    if not held & {str(r) for r in roles}:
         names = " or ".join(str(r) for r in roles)
         raise Refusal("role_required", f"this operation needs the {names} role in the Dimension.")
 
@@ -67,3 +76,52 @@ def require_published(profile: Profile, *, allow_retired: bool = False) -> None:
         raise Refusal(
             "profile_not_published", f"profile {profile.ref} is {profile.status}, not published."
         )
+
+
+def dimension_for(user, name: Any) -> Dimension:
+    """The named Dimension, for a caller who holds some role in it.
+
+    A Dimension where the caller holds no role answers like one that does not exist
+    (`not_found`): its existence is not disclosed.
+    """
+    dimension = Dimension.objects.filter(name=name).first() if isinstance(name, str) else None
+    if dimension is None or not roles_of(user, dimension):
+        raise Refusal("not_found", "no Dimension of yours has this name.")
+    return dimension
+
+
+def named_dimension(user, name: Any, pointer: str = "/dimension") -> Dimension:
+    """A Dimension a request body names: unknown, and one where the caller holds no
+    role, are the same offender (existence is not disclosed)."""
+    dimension = Dimension.objects.filter(name=name).first() if isinstance(name, str) else None
+    if dimension is None or not roles_of(user, dimension):
+        raise Refusal(
+            "validation_error",
+            "the request is not valid.",
+            offenders=[
+                Offender(pointer, "unknown_reference", "no Dimension of yours has this name.")
+            ],
+        )
+    return dimension
+
+
+def dimension_named_or_only(user, name: Any, role: Role) -> Dimension:
+    """The named Dimension (as `dimension_for`), or, when none is named, the one
+    Dimension where the caller holds `role`; several or none must be named."""
+    if name is not None and name != "":
+        return dimension_for(user, name)
+    if user is None or not getattr(user, "is_authenticated", False):
+        raise Refusal("role_required", "authentication is required.")
+    held = list(
+        DimensionMembership.objects.filter(
+            user=user, role=str(role), dimension__is_active=True
+        ).select_related("dimension")[:2]
+    )
+    if not held:
+        raise Refusal("role_required", f"this operation needs the {role} role in a Dimension.")
+    if len(held) > 1:
+        raise Refusal(
+            "dimension_required",
+            f"name the Dimension (?dimension=): you hold the {role} role in several.",
+        )
+    return held[0].dimension

@@ -57,7 +57,7 @@ def world(db) -> World:
         steward=factories.user_with_roles(dimension, Role.STEWARD),
         projection_agent=factories.user_with_roles(dimension, Role.PROJECTION_AGENT),
         outsider=factories.UserFactory(),
-        passage=factories.make_passage(),
+        passage=factories.make_passage(dimension=dimension),
     )
 
 

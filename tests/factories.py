@@ -72,6 +72,7 @@ def user_with_roles(dimension: Dimension, *roles: Role, username: str | None = N
 def make_passage(
     text: str = "The bridge opened in 1932. It spans the river.",
     *,
+    dimension: Dimension,
     title: str | None = "Bridge history",
     access_label: str = "public",
     canonical_url: str | None = None,
@@ -84,6 +85,7 @@ def make_passage(
     url = canonical_url or f"https://example.org/doc/{n}"
     source, _ = Source.objects.get_or_create(canonical_url=url, defaults={"host": "example.org"})
     return Passage.objects.create(
+        dimension=dimension,
         passage_ref=f"urn:test:passage:{n}",
         source=source,
         content=content,

@@ -4,28 +4,25 @@ from __future__ import annotations
 
 import django_filters
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.pagination import CursorPagination
-from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evidence.api.serializers import ImportReportSerializer, PassageSerializer
 from evidence.models import Passage
+from evidence.reader import PASSAGE_READERS
 from evidence.selectors import passages_for_list
 from evidence.services import import_wsp_document
-from policies.choices import Role
-from policies.services import require_role_anywhere
+from policies.choices import DisclosableField
+from policies.reader import reader_for
+from policies.refusals import Refusal
 
-
-class HoldsAnyRole(BasePermission):
-    """Any role in an active Dimension; otherwise the typed refusal `role_required` (403)."""
-
-    def has_permission(self, request, view) -> bool:
-        require_role_anywhere(request.user, *Role)
-        return True
+# Filters on disclosed members, by the disclosable field that covers them.
+FILTER_FIELDS = {"canonical_url": DisclosableField.PASSAGE_LOCATOR}
 
 
 class PassageCursorPagination(CursorPagination):
@@ -53,6 +50,15 @@ class WspImportView(APIView):
 
     @extend_schema(
         request=OpenApiTypes.OBJECT,
+        parameters=[
+            OpenApiParameter(
+                "dimension",
+                str,
+                required=False,
+                description="The Dimension to import into; may be left out by a curator "
+                "of exactly one Dimension.",
+            )
+        ],
         responses={
             201: ImportReportSerializer,
             200: ImportReportSerializer,
@@ -62,14 +68,20 @@ class WspImportView(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        result = import_wsp_document(actor=request.user, document=request.data)
+        result = import_wsp_document(
+            actor=request.user,
+            document=request.data,
+            dimension=request.query_params.get("dimension"),
+        )
         return Response(
             result.report, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         )
 
 
-class PassageListView(generics.ListAPIView):
-    permission_classes = [IsAuthenticated, HoldsAnyRole]
+class PassageListView(generics.GenericAPIView):
+    """The passages of the Dimensions where the caller is a curator or steward."""
+
+    permission_classes = [IsAuthenticated]
     serializer_class = PassageSerializer
     pagination_class = PassageCursorPagination
     filterset_class = PassageFilter
@@ -77,11 +89,26 @@ class PassageListView(generics.ListAPIView):
     def get_queryset(self):
         return passages_for_list()
 
+    @extend_schema(responses={200: PassageSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        reader = reader_for(request)
+        if not reader.holds(*PASSAGE_READERS):
+            raise Refusal("role_required", "reading evidence needs a curator or steward role.")
+        # A filter on a withheld member must not select by its value.
+        fields = tuple(
+            sorted(FILTER_FIELDS[key] for key in FILTER_FIELDS if request.query_params.get(key))
+        )
+        queryset = reader.scope(self.filter_queryset(self.get_queryset()), fields=fields)
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(reader.read_many(page))
 
-class PassageDetailView(generics.RetrieveAPIView):
-    permission_classes = [IsAuthenticated, HoldsAnyRole]
-    serializer_class = PassageSerializer
-    lookup_field = "passage_id"
 
-    def get_queryset(self):
-        return passages_for_list()
+class PassageDetailView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: PassageSerializer})
+    def get(self, request: Request, passage_id) -> Response:
+        passage = passages_for_list().filter(pk=passage_id).first()
+        if passage is None:
+            raise Refusal("not_found", "no passage of yours has this id.")
+        return Response(reader_for(request).read(passage))

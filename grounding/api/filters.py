@@ -1,16 +1,13 @@
-"""List filters (API.md "Lists") and the reader's scope: a list holds only links
-some disclosure decision lets the reader see."""
+"""List filters (API.md "Lists"). Which links a list may hold at all is the
+reader's business (`policies.reader`)."""
 
 from __future__ import annotations
 
 import django_filters
-from django.db.models import Q, QuerySet
 from rest_framework.pagination import CursorPagination
 
 from grounding.choices import RecheckState, RecordState, SupportKind
 from grounding.models import GroundingLink
-from grounding.projection import DecisionCache, readers_for_user
-from policies.services import dimensions_with_roles
 
 # Filters that match on a disclosable group: a link whose group is withheld from
 # the reader is left out, so the filter cannot be used to probe withheld values.
@@ -51,36 +48,3 @@ class LinkCursorPagination(CursorPagination):
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 200
-
-
-def readable_by(user, queryset: QuerySet[GroundingLink], cache: DecisionCache) -> QuerySet:
-    """Restrict to links a decision covers for one of the user's roles.
-
-    A decision without grounding_ids covers its whole Dimension; one with
-    grounding_ids covers those links. Decisions are fetched once per Dimension and
-    role (cached for the rendering that follows), never per link.
-    """
-    scope = Q(pk__in=[])
-    for dimension in dimensions_with_roles(user):
-        listed: set[str] = set()
-        for reader in readers_for_user(user, dimension):
-            for decision in cache.decisions(dimension, reader):
-                if decision.grounding_ids is None:
-                    scope |= Q(dimension_id=dimension.pk)
-                else:
-                    listed |= {str(g) for g in decision.grounding_ids}
-        if listed:
-            scope |= Q(dimension_id=dimension.pk, pk__in=_uuids(listed))
-    return queryset.filter(scope)
-
-
-def _uuids(values: set[str]) -> list:
-    import uuid
-
-    out = []
-    for value in values:
-        try:
-            out.append(uuid.UUID(value))
-        except ValueError:
-            continue
-    return out

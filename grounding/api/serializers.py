@@ -2,8 +2,7 @@
 
 Request serializers document bodies for OpenAPI; the services validate them (every
 offender with a JSON pointer), so views pass the parsed JSON straight through.
-Output is the document `grounding.projection.disclose` builds; `LinkRenderer` is
-the only way views turn a link into a body.
+Output is what the request's reader (`policies.reader`, `grounding.reader`) shows.
 """
 
 from __future__ import annotations
@@ -25,68 +24,7 @@ from grounding.choices import (
     UseBasis,
     Verdict,
 )
-from grounding.models import GroundingLink
-from grounding.projection import DecisionCache, Reader, disclose, readers_for_user
-from grounding.selectors import current_records
 from policies.choices import DisclosableField
-from policies.disclosure import Coverage
-from policies.models import Dimension
-from policies.refusals import Refusal
-from policies.services import roles_of
-
-# -- rendering
-
-
-class LinkRenderer:
-    """Discloses links to one request's user, fetching decisions once per request."""
-
-    def __init__(self, user) -> None:
-        self.user = user
-        self.cache = DecisionCache()
-        self._readers: dict[Any, tuple[Reader, ...]] = {}
-
-    def require_reader(self, dimension: Dimension) -> None:
-        # A reader holds some role in the link's Dimension; which fields they see is
-        # then the disclosure decisions' business.
-        if not roles_of(self.user, dimension):
-            raise Refusal("role_required", "reading needs a role in the link's Dimension.")
-
-    def coverage(self, link: GroundingLink) -> Coverage:
-        # The user's readers are the same for every link of a Dimension in a request.
-        readers = self._readers.get(link.dimension_id)
-        if readers is None:
-            readers = tuple(readers_for_user(self.user, link.dimension))
-            self._readers[link.dimension_id] = readers
-        return self.cache.coverage(link, readers)
-
-    def document(self, link: GroundingLink, records=None) -> dict[str, Any]:
-        """The link as this user may read it, or `disclosure_not_decided`."""
-        document, _ = disclose(
-            link,
-            records if records is not None else current_records(link),
-            self.coverage(link),
-        )
-        return document
-
-    def listed(self, link: GroundingLink) -> dict[str, Any] | None:
-        """For lists: the link as this user may read it, None when no decision covers it."""
-        coverage_ = self.coverage(link)
-        if not coverage_.decided:
-            return None
-        document, _ = disclose(link, current_records(link), coverage_)
-        return document
-
-    def read(self, link: GroundingLink, records=None) -> dict[str, Any]:
-        self.require_reader(link.dimension)
-        return self.document(link, records)
-
-    def read_or_none(self, link: GroundingLink) -> dict[str, Any] | None:
-        """After a write: the actor's view of the result, if any decision covers it."""
-        try:
-            return self.read(link)
-        except Refusal:
-            return None
-
 
 # -- requests (documentation of what the services accept)
 

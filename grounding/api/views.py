@@ -1,7 +1,7 @@
 """Link endpoints: register (single and bulk), list, read, revise; the API root.
 
-Each view parses, calls one service, and renders through `LinkRenderer` (the
-disclosure projection). Conditional requests come from `grounding.api.conditional`.
+Each view parses, calls one service, and renders through the request's reader
+(`policies.reader`). Conditional requests come from `grounding.api.conditional`.
 """
 
 from __future__ import annotations
@@ -16,19 +16,19 @@ from rest_framework.views import APIView
 
 from grounding import services
 from grounding.api import conditional
-from grounding.api.filters import FILTER_GROUPS, LinkCursorPagination, LinkFilter, readable_by
+from grounding.api.filters import FILTER_GROUPS, LinkCursorPagination, LinkFilter
 from grounding.api.schema import IF_NONE_MATCH, operation
 from grounding.api.serializers import (
     ApiRootSerializer,
     BulkRegisterSerializer,
     BulkResultSerializer,
-    LinkRenderer,
     LinkSerializer,
     RegisterSerializer,
     ReviseSerializer,
 )
 from grounding.models import GroundingLink
 from grounding.selectors import as_registered, get_link, links_for_list
+from policies.reader import Reader, reader_for
 
 
 class ApiView(conditional.ConditionalMixin, APIView):
@@ -36,15 +36,13 @@ class ApiView(conditional.ConditionalMixin, APIView):
 
     permission_classes = [IsAuthenticated]
 
-    def renderer(self) -> LinkRenderer:
-        if not hasattr(self, "_renderer"):
-            self._renderer = LinkRenderer(self.request.user)
-        return self._renderer
+    def reader(self) -> Reader:
+        return reader_for(self.request)
 
     def written(self, link: GroundingLink) -> dict:
         """After a write: the link as the actor may read it (bare ids if no decision
         covers them, since the write itself has already been applied)."""
-        return self.renderer().read_or_none(link) or bare(link)
+        return self.reader().read_or_none(link) or bare(link)
 
     def link_response(self, link: GroundingLink, status_code: int = 200, **headers) -> Response:
         """The written link as the actor reads it, with its ETag."""
@@ -105,22 +103,15 @@ class LinkListView(ApiView, generics.GenericAPIView):
         errors=(400, 404),
     )
     def get(self, request: Request) -> Response:
-        renderer = self.renderer()
-        queryset = readable_by(
-            request.user, self.filter_queryset(self.get_queryset()), renderer.cache
+        reader = self.reader()
+        # A filter must not reveal a withheld value by selecting on it: only links
+        # where the filtered groups are visible are selected, in SQL, so pages are full.
+        groups = tuple(
+            sorted({FILTER_GROUPS[k] for k in FILTER_GROUPS if request.query_params.get(k)})
         )
+        queryset = reader.scope(self.filter_queryset(self.get_queryset()), fields=groups)
         page = self.paginate_queryset(queryset)
-        filtered = [key for key in FILTER_GROUPS if request.query_params.get(key)]
-        results = []
-        for link in page:
-            document = renderer.listed(link)
-            # A filter must not reveal a withheld value by selecting on it.
-            if document is None or any(
-                FILTER_GROUPS[key] in document["withheld"] for key in filtered
-            ):
-                continue
-            results.append(document)
-        return self.get_paginated_response(results)
+        return self.get_paginated_response(reader.read_many(page))
 
     @operation(
         summary="Register a candidate link",
@@ -164,7 +155,7 @@ class LinkDetailView(ApiView):
     )
     def get(self, request: Request, grounding_id) -> Response:
         link = get_link(grounding_id)
-        body = self.renderer().read(link)
+        body = self.reader().read(link)
         if conditional.none_match(request, link.revision):
             return conditional.not_modified(link.revision)
         return conditional.with_etag(Response(body), link.revision)

@@ -17,7 +17,8 @@ from grounding.api.serializers import (
     RevisionListSerializer,
 )
 from grounding.api.views import ApiView
-from grounding.selectors import get_link, link_at_revision, revision_rows
+from grounding.choices import RecordState
+from grounding.selectors import get_link, revision_rows
 from policies.refusals import Refusal
 
 
@@ -30,8 +31,11 @@ class RevisionListView(ApiView):
     )
     def get(self, request: Request, grounding_id) -> Response:
         link = get_link(grounding_id)
-        # Same gate as reading the link: a role in its Dimension and a covering decision.
-        self.renderer().read(link)
+        # Same gate as reading the link: a role in its Dimension and a covering decision;
+        # a disposed link's history is its tombstone.
+        document = self.reader().read(link)
+        if link.record_state == RecordState.DISPOSED:
+            return conditional.with_etag(Response(document), link.revision)
         latest: dict[int, dict] = {}
         for row in revision_rows(link):
             latest[row.revision] = {
@@ -57,13 +61,12 @@ class RevisionDetailView(ApiView):
     )
     def get(self, request: Request, grounding_id, revision: int) -> Response:
         link = get_link(grounding_id)
-        renderer = self.renderer()
-        renderer.require_reader(link.dimension)
+        reader = self.reader()
+        reader.require_member(link.dimension_id, "grounding link")
         if revision > conditional.MAX_REVISION:
             raise Refusal("not_found", "the link has no such revision.")
-        past, records = link_at_revision(link, revision)
         # Disclosure is today's: decisions valid now, for the link's id and Dimension.
-        body = renderer.document(past, records)
+        body = reader.read(link, revision=revision)
         return conditional.with_etag(Response(body), revision)
 
 

@@ -36,7 +36,7 @@ class RecordView(ApiView):
     ) -> Response:
         link: GroundingLink = get_link(grounding_id)
         if document is None:
-            document = self.renderer().read_or_none(link)
+            document = self.reader().read_or_none(link)
         body = {
             "grounding_id": str(link.grounding_id),
             "revision": link.revision,
@@ -64,7 +64,7 @@ class AssessmentView(RecordView):
             expected_revision=expected,
             assessment=body,
         )
-        document = self.renderer().read_or_none(get_link(grounding_id))
+        document = self.reader().read_or_none(get_link(grounding_id))
         # The record as the link document shows it, so verdict and reviewer stay
         # withheld wherever the actor's decisions withhold them.
         shown = next(

@@ -21,8 +21,8 @@ from grounding.api.serializers import (
 from grounding.api.views import ApiView
 from grounding.models import EvidenceSet
 from grounding.services.evidence_sets import missing_members
+from policies.reader import reader_for
 from policies.refusals import Offender, Refusal
-from policies.services import roles_of
 
 TAGS = ("evidence-sets",)
 
@@ -100,8 +100,8 @@ class EvidenceSetDetailView(ApiView):
     )
     def get(self, request: Request, ref: str) -> Response:
         evidence_set = _get(ref)
-        if not roles_of(request.user, evidence_set.dimension):
-            raise Refusal("role_required", "reading needs a role in the set's Dimension.")
+        # Outside the caller's Dimensions a set answers as if it did not exist.
+        reader_for(request).require_member(evidence_set.dimension_id, "evidence set")
         return _set_response(request, ref)
 
 

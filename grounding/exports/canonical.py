@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
-from grounding.projection import canonical_sha256
+from grounding.reader import canonical_sha256
 from policies.refusals import Refusal
 
 # RFC 3986 absolute IRI: a scheme, a colon and no whitespace. Refs supplied by

@@ -161,7 +161,7 @@ def load(*, curator, reviewer) -> int:
     """Import the demo evidence and register three links; does nothing the second time."""
     if GroundingLink.objects.filter(dimension__name="demo").exists():
         return 0
-    import_wsp_document(actor=curator, document=demo_wsp_response())
+    import_wsp_document(actor=curator, document=demo_wsp_response(), dimension="demo")
     bridge, minutes = (
         Passage.objects.get(execution_id=DEMO_EXECUTION, observation_id=f"att-demo-1:{i}")
         for i in range(2)

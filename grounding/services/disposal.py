@@ -3,15 +3,21 @@ local copied payloads of the link from current rows and their history rows.
 
 What remains is a tombstone: ids, states, times, the receipt and policy refs, and
 digests. Copied payloads are the selector quote text, and the excerpt and title of
-an evidence passage no other live link binds (a passage still bound elsewhere keeps
-its text: that link's retention governs it).
+every evidence passage no undisposed link of any Dimension binds: the link's own
+passages, and every other occurrence (in any Dimension, bound or not) of a text that
+no undisposed link binds any more. Text still bound by another undisposed link
+stays for it (that link's retention governs it); the disposed link, read only as
+its tombstone, no longer reaches it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Q
+
 from evidence import retention
+from evidence.models import Passage
 from grounding.choices import RecheckState, RecordState
 from grounding.models import Disposal, GroundingLink, PassageBinding
 from grounding.services import inputs
@@ -52,7 +58,7 @@ def dispose(*, actor, grounding_id, expected_revision: int, disposal: dict[str, 
         )
     )
     purged = _purge_copied_payloads(link, actor=actor)
-    purged.update(retention.purge_passages(passage_ids=_passages_only_here(link), actor=actor))
+    purged.update(retention.purge_passages(passage_ids=_passages_to_purge(link), actor=actor))
     record = Disposal.objects.create(
         link=link,
         grounding_revision=link.revision,
@@ -117,17 +123,34 @@ def _purge_copied_payloads(link: GroundingLink, *, actor) -> dict[str, int]:
     return counts
 
 
-def _passages_only_here(link: GroundingLink) -> set:
-    """Evidence passages this link binds and no other undisposed link binds."""
+def _passages_to_purge(link: GroundingLink) -> set:
+    """Passages whose copied text goes with this disposal: the ones this link binds
+    (now or in an earlier revision) and every occurrence of their texts, except where
+    an undisposed link binds the passage, or binds another occurrence of its text."""
     mine = set(
         PassageBinding.objects.filter(link=link, passage__isnull=False).values_list(
             "passage_id", flat=True
         )
     )
-    shared = set(
-        PassageBinding.objects.filter(passage_id__in=mine)
-        .exclude(link=link)
-        .exclude(link__record_state=RecordState.DISPOSED)
-        .values_list("passage_id", flat=True)
+    digests = set(
+        Passage.objects.filter(pk__in=mine)
+        .exclude(content_sha256="")
+        .values_list("content_sha256", flat=True)
     )
-    return mine - shared
+    live = PassageBinding.objects.exclude(link=link).exclude(
+        link__record_state=RecordState.DISPOSED
+    )
+    live_passages = set(
+        live.filter(Q(passage_id__in=mine) | Q(passage__content_sha256__in=digests)).values_list(
+            "passage_id", flat=True
+        )
+    )
+    kept_digests = set(
+        Passage.objects.filter(pk__in=live_passages).values_list("content_sha256", flat=True)
+    )
+    occurrences = set(
+        Passage.objects.filter(content_sha256__in=digests - kept_digests).values_list(
+            "passage_id", flat=True
+        )
+    )
+    return (mine | occurrences) - live_passages

@@ -21,7 +21,7 @@ from policies import audit
 from policies.choices import Role
 from policies.models import Dimension
 from policies.refusals import Offender, Refusal
-from policies.services import require_active, require_role
+from policies.services import named_dimension, require_active, require_role
 
 SET_FIELDS = {
     "evidence_set_ref": "ref",
@@ -37,9 +37,7 @@ SET_FIELDS = {
 def create_evidence_set(*, actor, values: dict[str, Any]) -> EvidenceSet:
     offenders = _validate_shape(values)
     refuse_invalid(offenders)
-    dimension = Dimension.objects.filter(name=values["dimension"]).first()
-    if dimension is None:
-        refuse_invalid([Offender("/dimension", "unknown_reference", "no such Dimension.")])
+    dimension = named_dimension(actor, values["dimension"])
     require_active(dimension)
     require_role(actor, dimension, Role.CURATOR)
     if EvidenceSet.objects.filter(evidence_set_ref=values["evidence_set_ref"]).exists():

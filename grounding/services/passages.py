@@ -55,8 +55,12 @@ def _as_uuid(value: str) -> uuid.UUID:
     return uuid.UUID(str(value))
 
 
-def resolve_passage(value, pointer, lookups, offenders) -> tuple[dict, Passage | None]:
-    """An imported evidence passage by id, or an external binding by reference."""
+def resolve_passage(
+    value, pointer, lookups, offenders, *, dimension: Dimension | None
+) -> tuple[dict, Passage | None]:
+    """An imported evidence passage of the link's Dimension by id, or an external
+    binding by reference. Another Dimension's passage answers exactly as an unknown
+    id: a link binds only its own Dimension's evidence, and learns nothing of others'."""
     if not isinstance(value, dict):
         offenders.append(Offender(pointer, "required", "passage must be an object."))
         return {}, None
@@ -77,6 +81,8 @@ def resolve_passage(value, pointer, lookups, offenders) -> tuple[dict, Passage |
             ]
             return {}, None
         passage = lookups.passage(str(value["passage_id"]))
+        if passage is not None and dimension is not None and passage.dimension_id != dimension.pk:
+            passage = None
         if passage is None:
             offenders.append(
                 Offender(

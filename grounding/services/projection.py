@@ -1,17 +1,22 @@
 """project: prepare a view of a link for a recipient under a supplied disclosure
-decision, with its state and loss report. Publishes nothing, grants nothing."""
+decision, with its state and loss report. Publishes nothing, grants nothing.
+
+What the recipient may see is the reader's decision (`policies.reader`): internal
+recipients (`role:…`) only for holders of that role, a disposed link only as its
+tombstone."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from grounding import projection as disclosure_projection
-from grounding.choices import ProjectionFormat
+from grounding.choices import ProjectionFormat, RecordState
 from grounding.models import Projection
-from grounding.selectors import current_records, get_link
+from grounding.reader import canonical_sha256, loss_report_for, tombstone
+from grounding.selectors import get_link
 from grounding.services._common import operation, require_revision
 from policies import audit
 from policies.choices import Role
+from policies.reader import reader_for
 from policies.refusals import Offender, Refusal
 from policies.services import require_active, require_published, require_role
 
@@ -27,6 +32,8 @@ def project(
     expected_revision: int | None = None,
 ) -> dict[str, Any]:
     link = get_link(grounding_id)
+    reader = reader_for(actor)
+    reader.require_member(link.dimension_id, "grounding link")
     require_active(link.dimension)
     require_role(actor, link.dimension, Role.PROJECTION_AGENT)
     require_published(link.profile, allow_retired=True)
@@ -49,16 +56,28 @@ def project(
     if expected_revision is not None:
         require_revision(link, expected_revision)
 
-    reader = disclosure_projection.Reader((recipient,), purpose)
-    coverage = disclosure_projection.coverage(link, [reader])
-    document, coverage = disclosure_projection.disclose(link, current_records(link), coverage)
+    chosen = reader.recipient(link.dimension_id, recipient, purpose)
+    if link.record_state == RecordState.DISPOSED:
+        body = tombstone(link)
+        audit.record(
+            actor=actor,
+            action="project",
+            grounding_id=link.grounding_id,
+            dimension=link.dimension,
+            expected_revision=expected_revision,
+            resulting_revision=link.revision,
+            references={"format": format, "tombstone": True},
+        )
+        return body
+    document = reader.read(link, recipient=chosen)
+    coverage = reader.coverage(link.dimension_id, link.grounding_id, [chosen])
     withheld = document.pop("withheld")
     fields = {
         key: value
         for key, value in document.items()
         if key not in ("grounding_id", "revision", "display_state")
     }
-    loss_report = disclosure_projection.loss_report_for(withheld)
+    loss_report = loss_report_for(withheld)
     body: dict[str, Any] = {
         "grounding_id": str(link.grounding_id),
         "revision": link.revision,
@@ -77,7 +96,7 @@ def project(
         from grounding.exports import export
 
         body = export(format, body, link=link)
-    sha256 = disclosure_projection.canonical_sha256(body)
+    sha256 = canonical_sha256(body)
     record = Projection.objects.create(
         link=link,
         projection_revision=link.revision,

@@ -26,7 +26,7 @@ from policies.bulk import insert_with_history
 from policies.choices import Role
 from policies.identifiers import uuid7
 from policies.refusals import Offender, Refusal, pointer_join
-from policies.services import require_active, require_published, require_role
+from policies.services import require_active, require_published, require_role, roles_of
 
 REGISTER_FIELDS = {
     "dimension",
@@ -104,6 +104,10 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepare
         if key not in REGISTER_FIELDS
     ]
     dimension, profile = _resolve_policy(payload, pointer, lookups, offenders)
+    if dimension is not None and not roles_of(actor, dimension):
+        # A Dimension where the caller holds no role reads as one that does not exist.
+        dimension = None
+        offenders.append(_unknown_dimension(pointer))
     if dimension is not None and profile is not None:
         # Role and policy preconditions come before any detail of the input is judged.
         require_active(dimension)
@@ -170,7 +174,11 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepare
             )
         ]
     passage_values, passage = resolve_passage(
-        payload.get("passage"), pointer_join(pointer, "passage"), lookups, offenders
+        payload.get("passage"),
+        pointer_join(pointer, "passage"),
+        lookups,
+        offenders,
+        dimension=dimension,
     )
     refuse_invalid(offenders)
     return _build(
@@ -180,6 +188,14 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepare
         profile=profile,
         passage=passage,
         passage_values=passage_values,
+    )
+
+
+def _unknown_dimension(pointer: str) -> Offender:
+    return Offender(
+        pointer_join(pointer, "dimension"),
+        "unknown_reference",
+        "no Dimension of yours has this name.",
     )
 
 
@@ -193,11 +209,7 @@ def _resolve_policy(payload, pointer, lookups, offenders):
     else:
         dimension = lookups.dimension(name)
         if dimension is None:
-            offenders.append(
-                Offender(
-                    pointer_join(pointer, "dimension"), "unknown_reference", "no such Dimension."
-                )
-            )
+            offenders.append(_unknown_dimension(pointer))
     ref = payload.get("profile")
     if not isinstance(ref, str) or "@" not in ref:
         offenders.append(

@@ -221,7 +221,9 @@ def _new_passage_binding(link, changes: dict, revision: int) -> PassageBinding |
     }
     if "passage" in changes:
         offenders: list[Offender] = []
-        values, passage = resolve_passage(changes["passage"], "/passage", Lookups(), offenders)
+        values, passage = resolve_passage(
+            changes["passage"], "/passage", Lookups(), offenders, dimension=link.dimension
+        )
         refuse_invalid(offenders)
         merged.update({k: v for k, v in values.items() if k != "passage_id"})
         merged["passage"] = passage

@@ -76,7 +76,7 @@ class DecisionListView(ApiView):
     )
     def post(self, request: Request) -> Response:
         values = _parsed(DecisionInputSerializer(data=request.data))
-        dimension = governance_api.get_dimension(values.pop("dimension"))
+        dimension = governance_api.get_dimension(values.pop("dimension"), actor=request.user)
         decision = governance.record_disclosure_decision(
             actor=request.user, dimension=dimension, values=values
         )

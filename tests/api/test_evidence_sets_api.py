@@ -114,4 +114,4 @@ def test_set_refusals(world):
     assert _create(world, links).status_code == 201
     problem(_create(world, links), 409, "evidence_set_exists")
     problem(client_for(world.curator).get(f"{SETS}urn:set:none/"), 404, "not_found")
-    problem(client_for(world.outsider).get(f"{SETS}urn:set:bridge/1/"), 403, "role_required")
+    problem(client_for(world.outsider).get(f"{SETS}urn:set:bridge/1/"), 404, "not_found")

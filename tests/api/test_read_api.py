@@ -40,8 +40,15 @@ def test_read_with_a_matching_if_none_match_is_304(world, link):
     assert stale["ETag"] == '"1"'
 
 
-def test_read_by_a_user_without_a_role_in_the_dimension_is_role_required(world, link):
-    problem(client_for(world.outsider).get(url(link.grounding_id)), 403, "role_required")
+def test_read_by_a_user_without_a_role_in_the_dimension_is_not_found(world, link):
+    # Existence is not disclosed: the same answer as for an id that does not exist.
+    body = problem(client_for(world.outsider).get(url(link.grounding_id)), 404, "not_found")
+    unknown = problem(
+        client_for(world.outsider).get(url("01900000-0000-7000-8000-000000000000")),
+        404,
+        "not_found",
+    )
+    assert body["title"] == unknown["title"]
 
 
 def test_read_without_a_covering_decision_is_disclosure_not_decided(world, link):
@@ -115,7 +122,7 @@ def test_list_filters_on_every_documented_field(world):
     paraphrase = register(
         world, support={"support_kind": "paraphrase", "support_scope": {"covers": "year"}}
     )["grounding_id"]
-    other_passage = factories.make_passage("Another text about 1932.")
+    other_passage = factories.make_passage("Another text about 1932.", dimension=world.dimension)
     elsewhere = register(world, passage={"passage_id": str(other_passage.passage_id)})[
         "grounding_id"
     ]

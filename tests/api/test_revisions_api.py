@@ -124,8 +124,8 @@ def test_an_unknown_revision_is_404(world, link):
 
 
 def test_revisions_need_a_reader(world, link):
-    problem(client_for(world.outsider).get(url(link.grounding_id, "revisions/")), 403,
-            "role_required")  # fmt: skip
+    problem(client_for(world.outsider).get(url(link.grounding_id, "revisions/")), 404,
+            "not_found")  # fmt: skip
     problem(
         client_for(world.projection_agent).get(url(link.grounding_id, "revisions/1/")),
         403,

@@ -190,11 +190,27 @@ def test_each_operation_is_allowed_exactly_to_its_roles(world, operation, role):
     response = send(world, client_for(getattr(world, role)))
     if role in allowed:
         assert response.status_code in (200, 201), (operation, role, response.content[:300])
+    elif role == "outsider" and operation not in NOT_IN_A_DIMENSION:
+        # Outside the caller's Dimensions nothing exists: a link-bound operation is
+        # 404, a body naming the Dimension has an unknown reference.
+        if operation in NAMES_A_DIMENSION:
+            body = problem(response, 400, "validation_error")
+            assert [o["code"] for o in body["offenders"]] == ["unknown_reference"]
+        else:
+            problem(response, 404, "not_found")
     else:
         problem(response, 403, "role_required")
 
 
 READERS = {"curator", "reviewer", "access_steward", "steward"}
+# Operations bound to no Dimension: without the role anywhere, role_required.
+NOT_IN_A_DIMENSION = {"dimension_create", "profile_create"}
+NAMES_A_DIMENSION = {
+    "register",
+    "bulk_register",
+    "evidence_set_create",
+    "disclosure_decision_create",
+}
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -207,7 +223,7 @@ def test_reading_a_link_needs_a_role_and_a_read_decision(world, role, suffix):
     if role in READERS:
         assert response.status_code == 200
     elif role == "outsider":
-        problem(response, 403, "role_required")
+        problem(response, 404, "not_found")
     else:
         problem(response, 403, "disclosure_not_decided")
 

@@ -72,15 +72,28 @@ def test_disposal_purges_copied_text_and_leaves_a_tombstone(world, link):
         "content": 1,
         "envelopes": 0,
     }
-    assert "excerpt" not in body["link"]["passage"] or body["link"]["passage"]["excerpt"] is None
-    selector = body["link"]["anchor"]["source_selector"]
-    assert selector == {"type": "TextQuoteSelector", "purged": True}
-    assert body["link"]["record_state"] == "disposed"
-    assert body["link"]["continuity"]["disposition_receipt_ref"] == "urn:storage:receipt:9"
+    # The link now reads as its tombstone (API.md), nothing more.
+    tombstone = {
+        "grounding_id": str(link.grounding_id),
+        "revision": 2,
+        "record_state": "disposed",
+        "dimension": world.dimension.name,
+        "receipt_ref": "urn:storage:receipt:9",
+        "policy_ref": "urn:policy:retention@1",
+    }
+    shown = {k: v for k, v in body["link"].items() if k not in ("observed_at", "disposed_at")}
+    assert shown == tombstone
+    assert set(body["link"]) == {*tombstone, "observed_at", "disposed_at"}
     history = PassageBinding.history.filter(link_id=link.pk)
     assert all("exact" not in row.source_selector for row in history)
-    past = client_for(world.access_steward).get(url(link.grounding_id, "revisions/1/")).json()
-    assert past["anchor"]["source_selector"] == {"type": "TextQuoteSelector", "purged": True}
+    assert [row.source_selector for row in PassageBinding.objects.filter(link_id=link.pk)] == [
+        {"type": "TextQuoteSelector", "purged": True}
+    ]
+    reader = client_for(world.access_steward)
+    for suffix in ("", "revisions/", "revisions/1/", "revisions/2/"):
+        past = reader.get(url(link.grounding_id, suffix)).json()
+        assert {k: v for k, v in past.items() if k in tombstone} == tombstone, suffix
+        assert set(past) == set(body["link"]), suffix
 
 
 def test_disposal_needs_the_access_steward(world, link):

@@ -18,7 +18,9 @@ SECRET_TITLE = "Witness K transcript"
 @pytest.fixture
 def restricted_link(world):
     passage = factories.make_passage(
-        f"Under seal: the {SECRET_TEXT} says the bridge opened in 1932.", title=SECRET_TITLE
+        f"Under seal: the {SECRET_TEXT} says the bridge opened in 1932.",
+        title=SECRET_TITLE,
+        dimension=world.dimension,
     )
     passage.access_label = "restricted"
     passage._change_reason = "restricted by the source owner"

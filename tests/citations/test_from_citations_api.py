@@ -55,7 +55,10 @@ def _fresh_throttle():
 @pytest.fixture
 def documents(world) -> list:
     texts = [d["data"] for d in load("anthropic_documents.json")["documents"]]
-    return [factories.make_passage(texts[0]), factories.make_passage(texts[1])]
+    return [
+        factories.make_passage(texts[0], dimension=world.dimension),
+        factories.make_passage(texts[1], dimension=world.dimension),
+    ]
 
 
 def client(user) -> APIClient:
@@ -262,7 +265,7 @@ def test_utf16_offsets_give_the_same_links_when_declared(world):
 
 
 def test_a_source_span_outside_the_passage_is_skipped_not_fabricated(world, documents):
-    short = factories.make_passage("Too short.")
+    short = factories.make_passage("Too short.", dimension=world.dimension)
     body = anthropic_body(world, documents)
     body["passages"]["0"] = {"passage_id": str(short.passage_id)}
     report = post(world.curator, body).json()

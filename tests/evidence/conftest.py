@@ -13,6 +13,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from evidence.wsp import validate_response
+from policies.disclosure import record_internal_decisions
 from policies.models import Dimension, DimensionMembership
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -48,7 +49,7 @@ def _problem_handler(settings):
 
 @pytest.fixture
 def dimension(db) -> Dimension:
-    return Dimension.objects.create(
+    dimension = Dimension.objects.create(
         name="evidence-test",
         namespace="urn:test:evidence",
         policy_package_ref="urn:policy:test@1",
@@ -57,6 +58,10 @@ def dimension(db) -> Dimension:
         safety_policy_ref="urn:policy:safety@1",
         owner_ref="role:grounding-curator",
     )
+    # What creating it through governance records: its staff's internal decisions
+    # (without the audit event, which the import tests count).
+    record_internal_decisions(dimension)
+    return dimension
 
 
 def _user(username: str, dimension: Dimension | None, role: str | None):

@@ -109,8 +109,8 @@ def imported(curator):
     return reports
 
 
-def test_passage_list_is_cursor_paginated(imported, reviewer):
-    client = client_for(reviewer)
+def test_passage_list_is_cursor_paginated(imported, curator):
+    client = client_for(curator)
     first = client.get(PASSAGES, {"page_size": 2}).json()
     assert set(first) == {"next", "previous", "results"}
     assert len(first["results"]) == 2
@@ -133,28 +133,29 @@ def test_passage_list_is_cursor_paginated(imported, reviewer):
         ({"canonical_url": "https://example.org/cafe"}, {"obs-x1"}),
     ],
 )
-def test_passage_list_filters(imported, reviewer, query, expected):
-    results = client_for(reviewer).get(PASSAGES, query).json()["results"]
+def test_passage_list_filters(imported, curator, query, expected):
+    results = client_for(curator).get(PASSAGES, query).json()["results"]
     assert {p["observation_id"] for p in results} == expected
 
 
-def test_passage_list_filters_on_content_sha256(imported, reviewer):
+def test_passage_list_filters_on_content_sha256(imported, curator):
     # The cache hit re-served obs-2's snippet: one digest, two occurrences.
     digest = Passage.objects.get(observation_id="obs-c1").content_sha256
-    results = client_for(reviewer).get(PASSAGES, {"content_sha256": digest}).json()["results"]
+    results = client_for(curator).get(PASSAGES, {"content_sha256": digest}).json()["results"]
     assert sorted(p["observation_id"] for p in results) == ["obs-2", "obs-c1"]
     by_obs = {p["observation_id"]: p for p in results}
     assert by_obs["obs-c1"]["duplicate_of"] == by_obs["obs-2"]["passage_id"]
 
 
-def test_passage_detail_renders_every_field(imported, reviewer):
+def test_passage_detail_renders_every_field(imported, curator):
     passage_id = imported["search"]["passages"][2]["passage_id"]
-    body = client_for(reviewer).get(f"{PASSAGES}{passage_id}/").json()
+    body = client_for(curator).get(f"{PASSAGES}{passage_id}/").json()
     source = load("search")["observations"][2]
     assert body.pop("created_at")
     assert body == {
         "passage_id": passage_id,
         "passage_ref": "urn:wsp:exec-search-001:obs-3",
+        "dimension": Passage.objects.get(passage_id=passage_id).dimension.name,
         "kind": "search_result",
         "source_field": "snippet",
         "locator": "https://news.example.com/harbour",
@@ -189,12 +190,13 @@ def test_passage_detail_renders_every_field(imported, reviewer):
                 }
             ],
         },
+        "withheld": [],
     }
 
 
-def test_passage_detail_keeps_score_and_dates(imported, reviewer):
+def test_passage_detail_keeps_score_and_dates(imported, curator):
     passage_id = imported["search"]["passages"][0]["passage_id"]
-    body = client_for(reviewer).get(f"{PASSAGES}{passage_id}/").json()
+    body = client_for(curator).get(f"{PASSAGES}{passage_id}/").json()
     assert body["provider_score"] == {"value": 0.92, "semantics": "provider_local_relevance"}
     assert body["published_at"] == {"raw": "2024-05-01", "normalized": "2024-05-01T00:00:00Z"}
     assert body["text"] == "The bridge opened in 1932.  It spans\tthe bay."
@@ -206,9 +208,9 @@ def test_unknown_passage_is_404(curator):
 
 
 def test_passage_list_makes_a_fixed_number_of_queries(
-    imported, reviewer, django_assert_max_num_queries
+    imported, curator, django_assert_max_num_queries
 ):
-    client = client_for(reviewer)
+    client = client_for(curator)
     # token + role check + page; independent of the number of passages.
     with django_assert_max_num_queries(4):
         response = client.get(PASSAGES)

@@ -11,7 +11,7 @@ from django.db import DatabaseError, IntegrityError, connection
 from evidence.anchoring import resolve
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.services import import_wsp_document
-from policies.models import AuditEvent
+from policies.models import AuditEvent, Dimension
 from policies.refusals import Refusal
 from tests.evidence.conftest import load
 
@@ -277,7 +277,11 @@ def test_import_without_the_curator_role_is_refused_and_audited(reviewer, search
 @pytest.mark.django_db(transaction=True)
 def test_a_unique_violation_on_the_third_passage_leaves_no_rows_behind(curator, search_doc):
     # An external passage already holds the ref the third observation would get.
-    Passage.objects.create(passage_ref="urn:wsp:exec-search-001:obs-3", kind="external")
+    Passage.objects.create(
+        dimension=Dimension.objects.get(name="evidence-test"),
+        passage_ref="urn:wsp:exec-search-001:obs-3",
+        kind="external",
+    )
 
     with pytest.raises(IntegrityError):
         import_wsp_document(actor=curator, document=search_doc)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.services import ImportResult, import_wsp_document, import_wsp_documents
-from policies.models import AuditEvent
+from policies.models import AuditEvent, Dimension
 from policies.refusals import Refusal
 from tests.conftest import requires_postgres, wait_for_lock_waiters
 from tests.evidence.conftest import broken, wsp_document
@@ -308,10 +308,11 @@ def test_an_empty_batch_imports_nothing(curator, django_assert_num_queries):
 def test_a_batch_is_written_with_one_statement_per_table(curator, django_assert_num_queries):
     ns = namespace()
     documents = [doc(ns, n, [n, n + 1]) for n in range(1, 6)]
-    # Role and stored executions; then the transaction (a savepoint pair in a test):
-    # stored content, sources, earlier passages; envelopes, content (in a savepoint
-    # of its own), sources and passages with their history rows, audit events.
-    with django_assert_num_queries(16):
+    # The curator's one Dimension, their roles in it and stored executions; then the
+    # transaction (a savepoint pair in a test): stored content, sources, the
+    # Dimension's earlier passages; envelopes, content (in a savepoint of its own),
+    # sources and passages with their history rows, audit events.
+    with django_assert_num_queries(17):
         outcomes = import_wsp_documents(actor=curator, documents=documents)
     assert [o.created for o in outcomes] == [True] * 5
     assert counts(ns)["applied_audit"] == 5
@@ -322,7 +323,11 @@ def test_a_unique_violation_falls_back_to_importing_the_documents_one_by_one(cur
     sequential, batched = namespace(), namespace()
     for ns in (sequential, batched):
         # An external passage already holds the ref of the second document's passage.
-        Passage.objects.create(passage_ref=f"urn:wsp:{ns}-e2:obs-1", kind="external")
+        Passage.objects.create(
+            dimension=Dimension.objects.get(name="evidence-test"),
+            passage_ref=f"urn:wsp:{ns}-e2:obs-1",
+            kind="external",
+        )
 
     with pytest.raises(IntegrityError):
         one_by_one(curator, [doc(sequential, n, [n]) for n in (1, 2, 3)])

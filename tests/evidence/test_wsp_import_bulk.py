@@ -16,7 +16,7 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.services import import_wsp_document
 from policies.bulk import COPY_MIN_ROWS
-from policies.models import AuditEvent
+from policies.models import AuditEvent, Dimension
 from tests.conftest import requires_postgres, wait_for_lock_waiters
 from tests.evidence.conftest import load
 
@@ -155,7 +155,11 @@ def test_a_second_large_import_reuses_sources_and_points_repeats_at_the_first(cu
 
 @pytest.mark.django_db(transaction=True)
 def test_a_unique_violation_inside_a_large_import_is_an_integrity_error_leaving_nothing(curator):
-    Passage.objects.create(passage_ref="urn:wsp:exec-bulk-001:obs-18", kind="external")
+    Passage.objects.create(
+        dimension=Dimension.objects.get(name="evidence-test"),
+        passage_ref="urn:wsp:exec-bulk-001:obs-18",
+        kind="external",
+    )
 
     # A django.db IntegrityError, whichever way the rows were written.
     with pytest.raises(IntegrityError):

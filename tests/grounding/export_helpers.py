@@ -104,7 +104,7 @@ def make_case(world, name: str) -> Case:
         )
         link.refresh_from_db()
     elif name == "restricted":
-        passage = factories.make_passage(access_label="restricted")
+        passage = factories.make_passage(access_label="restricted", dimension=world.dimension)
         link = register(world.curator, world.dimension, world.profile, passage)
     elif name == "selector_withheld":
         link = register(world.curator, world.dimension, world.profile, world.passage)

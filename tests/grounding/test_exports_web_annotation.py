@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 from grounding import services
 from grounding.exports import web_annotation
 from grounding.models import Projection
-from grounding.projection import canonical_sha256
+from grounding.reader import canonical_sha256
 from policies.models import AuditEvent
 from policies.refusals import Refusal
 from tests import factories

@@ -34,7 +34,9 @@ def test_builtin_resolver_records_one_match_as_resolved(world, link):
 
 
 def test_a_repeated_quote_stays_ambiguous_and_no_match_is_picked(world):
-    passage = factories.make_passage("It opened. Later it opened. It opened again.")
+    passage = factories.make_passage(
+        "It opened. Later it opened. It opened again.", dimension=world.dimension
+    )
     payload = factories.link_payload(world.dimension, world.profile, passage)
     payload["anchor"]["source_selector"] = {"type": "TextQuoteSelector", "exact": "opened"}
     link = services.register(actor=world.curator, payload=payload)
@@ -49,7 +51,7 @@ def test_a_repeated_quote_stays_ambiguous_and_no_match_is_picked(world):
 
 
 def test_zero_matches_leave_the_resolution_unknown(world):
-    passage = factories.make_passage("Nothing relevant here.")
+    passage = factories.make_passage("Nothing relevant here.", dimension=world.dimension)
     link = factories.register_link(world.curator, world.dimension, world.profile, passage)
     record = observe(world, link, use_builtin_resolver=True)
     assert record.anchor_result["status"] == "unresolved"

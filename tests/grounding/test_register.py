@@ -170,7 +170,7 @@ def test_register_without_asserted_time_records_it_as_unknown(world):
 
 
 def test_register_a_restricted_passage_displays_restricted(world):
-    secret = factories.make_passage(access_label="restricted")
+    secret = factories.make_passage(access_label="restricted", dimension=world.dimension)
     link = factories.register_link(world.curator, world.dimension, world.profile, secret)
     assert link.display_state == DisplayState.RESTRICTED
 

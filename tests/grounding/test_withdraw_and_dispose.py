@@ -77,7 +77,9 @@ def _all_text_in_database() -> str:
 def test_dispose_purges_selector_quotes_from_current_and_history_rows(world):
     secret = "sealed clause 7b"
     passage = factories.make_passage(
-        f"The contract has a {secret} inside.", title="Sealed contract annex"
+        f"The contract has a {secret} inside.",
+        title="Sealed contract annex",
+        dimension=world.dimension,
     )
     payload = factories.link_payload(world.dimension, world.profile, passage)
     payload["anchor"]["source_selector"] = {"type": "TextQuoteSelector", "exact": secret}
@@ -125,7 +127,9 @@ def test_dispose_purges_selector_quotes_from_current_and_history_rows(world):
 
 
 def test_dispose_keeps_the_text_of_a_passage_another_live_link_binds(world):
-    passage = factories.make_passage("Shared evidence about the bridge opening.")
+    passage = factories.make_passage(
+        "Shared evidence about the bridge opening.", dimension=world.dimension
+    )
     first = factories.register_link(world.curator, world.dimension, world.profile, passage)
     factories.register_link(world.curator, world.dimension, world.profile, passage)
     record = services.dispose(

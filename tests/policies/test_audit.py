@@ -120,7 +120,9 @@ def test_every_call_accepted_or_refused_writes_exactly_one_event(world, link):
 
 def test_audit_events_carry_references_never_source_text(world):
     secret = "the confidential clause"
-    passage = factories.make_passage(f"Here is {secret} verbatim.", title=f"Title {secret}")
+    passage = factories.make_passage(
+        f"Here is {secret} verbatim.", title=f"Title {secret}", dimension=world.dimension
+    )
     payload = factories.link_payload(world.dimension, world.profile, passage)
     payload["anchor"]["source_selector"] = {"type": "TextQuoteSelector", "exact": secret}
     link = services.register(actor=world.curator, payload=payload)

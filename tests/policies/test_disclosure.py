@@ -1,16 +1,16 @@
-"""Default deny, field by field, through the one projection every read uses."""
+"""Default deny, field by field, through the one reader every read uses."""
 
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from grounding import projection
-from grounding.selectors import current_records, get_link
+from grounding.selectors import get_link
 from policies import governance
 from policies.choices import DisclosableField, Role
 from policies.disclosure import RESTRICTED_SOURCE_FIELDS
-from policies.models import DisclosureDecision
+from policies.models import DimensionMembership, DisclosureDecision
+from policies.reader import Reader, Recipient
 from policies.refusals import Refusal
 from tests import factories
 
@@ -29,11 +29,10 @@ PRESENT = {
 
 
 def read_as(link, recipient, purpose="citation-display"):
+    """The link for a named recipient, as a member of its Dimension asks for it."""
     link = get_link(link.pk)
-    reader = projection.Reader((recipient,), purpose)
-    coverage = projection.coverage(link, [reader])
-    document, _ = projection.disclose(link, current_records(link), coverage)
-    return document
+    member = DimensionMembership.objects.filter(dimension_id=link.dimension_id).first().user
+    return Reader(member).read(link, recipient=Recipient((recipient,), purpose))
 
 
 def decide(world, fields, **overrides):
@@ -116,7 +115,9 @@ def test_revocation_suppresses_display_but_keeps_assessments_and_history(world, 
 
 
 def test_restricted_sources_win_over_link_permissions(world):
-    secret = factories.make_passage("Sealed minutes: the bridge opened in 1932.", title="Minutes")
+    secret = factories.make_passage(
+        "Sealed minutes: the bridge opened in 1932.", title="Minutes", dimension=world.dimension
+    )
     secret.access_label = "restricted"
     secret._change_reason = "restricted by source owner"
     secret.save()
@@ -150,23 +151,16 @@ def test_a_new_dimension_records_revocable_decisions_for_its_staff(world, link):
         ("role:reviewer", "review"),
         ("role:steward", "stewardship"),
     ]
-    readers = projection.readers_for_user(world.curator, world.dimension)
-    document, _ = projection.disclose(
-        get_link(link.pk), current_records(get_link(link.pk)), projection.coverage(link, readers)
-    )
+    document = Reader(world.curator).read(get_link(link.pk))
     assert document["withheld"] == []
     curation = internal.get(recipient_scope="role:curator")
     governance.revoke_disclosure_decision(actor=world.access_steward, decision=curation)
     with pytest.raises(Refusal):
-        projection.disclose(
-            link,
-            current_records(get_link(link.pk)),
-            projection.coverage(link, projection.readers_for_user(world.curator, world.dimension)),
-        )
+        Reader(world.curator).read(get_link(link.pk))
 
 
 def test_a_projection_agent_has_no_internal_decision(world, link):
-    assert projection.readers_for_user(world.projection_agent, world.dimension) == []
+    assert Reader(world.projection_agent).staff_recipients(world.dimension.pk) == ()
     assert Role.PROJECTION_AGENT not in {
         d.recipient_scope for d in DisclosureDecision.objects.all()
     }

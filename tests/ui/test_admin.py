@@ -257,14 +257,23 @@ def test_wsp_import_page_reports_the_import_and_every_offender(client, world):
     client.force_login(world.curator)
     url = reverse("admin:evidence_wsp_import")
     good = (FIXTURES / "search.json").read_bytes()
-    response = client.post(url, {"document": SimpleUploadedFile("search.json", good)})
+    response = client.post(
+        url,
+        {"dimension": world.dimension.name, "document": SimpleUploadedFile("search.json", good)},
+    )
     html = response.content.decode()
     assert "search.json: imported" in html and "exec-search-001" in html
     broken = json.loads(good)
     broken["contract_version"] = "2.0"
     del broken["capability"]
     lines = json.dumps(broken) + "\n" + "{not json\n"
-    response = client.post(url, {"document": SimpleUploadedFile("batch.jsonl", lines.encode())})
+    response = client.post(
+        url,
+        {
+            "dimension": world.dimension.name,
+            "document": SimpleUploadedFile("batch.jsonl", lines.encode()),
+        },
+    )
     html = response.content.decode()
     assert "line 1: rejected (wsp_contract_violation)" in html
     assert "<code>/contract_version</code>" in html and "<code>/capability</code>" in html

@@ -217,6 +217,7 @@ def test_script_in_a_passage_title_is_shown_as_text(live_server, new_page, world
     passage = factories.make_passage(
         "The bridge opened in 1932. It spans the river.",
         title="<script>window.__pwned = 1</script>Bridge",
+        dimension=world.dimension,
     )
     link = factories.register_link(world.curator, world.dimension, world.profile, passage)
     curator = staff_curator(world)

@@ -31,7 +31,7 @@ def resolved(world, link):
 
 
 def ambiguous_link(world, text="It opened. Later it opened. It opened again.", exact="opened"):
-    passage = factories.make_passage(text)
+    passage = factories.make_passage(text, dimension=world.dimension)
     payload = factories.link_payload(world.dimension, world.profile, passage)
     payload["anchor"]["source_selector"] = {"type": "TextQuoteSelector", "exact": exact}
     link = services.register(actor=world.curator, payload=payload)
@@ -90,6 +90,7 @@ def test_source_title_and_text_are_escaped(client, world):
     passage = factories.make_passage(
         "Before <script>alert('text')</script> The bridge opened in 1932.",
         title="<script>alert('title')</script>",
+        dimension=world.dimension,
     )
     link = factories.register_link(world.curator, world.dimension, world.profile, passage)
     resolved(world, link)
@@ -138,8 +139,15 @@ def test_withheld_fields_are_named_and_not_shown(client, world, link):
     assert "urn:answer:42#s3" in html  # the statement is covered
 
 
-def test_a_reader_without_a_covering_decision_gets_403(client, world, link):
+def test_a_user_of_another_dimension_gets_404(client, world, link):
     client.force_login(world.outsider)
+    response = client.get(page_url(link))
+    assert response.status_code == 404
+    assert "urn:answer:42" not in response.content.decode()
+
+
+def test_a_reader_without_a_covering_decision_gets_403(client, world, link):
+    client.force_login(world.projection_agent)
     response = client.get(page_url(link))
     assert response.status_code == 403
     assert "This record is not disclosed to you" in response.content.decode()

@@ -41,13 +41,26 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--user", required=True, help="username of the acting curator")
         parser.add_argument(
+            "--dimension",
+            default=None,
+            help="the Dimension to import into (may be left out when --user curates one)",
+        )
+        parser.add_argument(
             "--batch-size",
             type=int,
             default=100,
             help="responses written per transaction (default 100)",
         )
 
-    def handle(self, *args, files: list[Path], user: str, batch_size: int, **options) -> None:
+    def handle(
+        self,
+        *args,
+        files: list[Path],
+        user: str,
+        batch_size: int,
+        dimension: str | None = None,
+        **options,
+    ) -> None:
         if batch_size < 1:
             raise CommandError("--batch-size must be at least 1")
         actor = self._actor(user)
@@ -70,7 +83,7 @@ class Command(BaseCommand):
             for start in range(0, len(documents), batch_size):
                 batch = documents[start : start + batch_size]
                 progress.update(task, description=batch[0][0])
-                outcomes.extend(self._import_batch(actor, batch))
+                outcomes.extend(self._import_batch(actor, batch, dimension))
                 progress.advance(task, len(batch))
         out.print(self._summary(outcomes))
         rejected = sum(1 for o in outcomes if o.outcome == "rejected")
@@ -102,9 +115,11 @@ class Command(BaseCommand):
             else:
                 yield f"{path}:1", _parse(raw)
 
-    def _import_batch(self, actor, batch: list[tuple[str, object]]) -> list[Outcome]:
+    def _import_batch(
+        self, actor, batch: list[tuple[str, object]], dimension: str | None
+    ) -> list[Outcome]:
         parsed = [document for _, document in batch if not isinstance(document, _Unparsable)]
-        results = iter(import_wsp_documents(actor=actor, documents=parsed))
+        results = iter(import_wsp_documents(actor=actor, documents=parsed, dimension=dimension))
         outcomes = []
         for location, document in batch:
             result = None if isinstance(document, _Unparsable) else next(results)

@@ -1,0 +1,142 @@
+"""How the one reader (`policies.reader`) shows an evidence passage.
+
+Passages answer their Dimension's curators and stewards only; everyone else sees
+passage fields inside a link, through that link's disclosure decision. Even for
+them the passage's text, title and locators are disclosed fields: shown under the
+Dimension-wide decisions their roles read with (restricted sources only where a
+decision names restricted sources), so revoking one withholds them here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from evidence.choices import AccessLabel
+from evidence.models import Passage
+from policies.choices import DisclosableField as F
+from policies.choices import Role
+from policies.reader import Reader, register_kind
+from policies.refusals import Refusal
+
+# Who reads passages directly (API.md "Evidence reads").
+PASSAGE_READERS = (Role.CURATOR, Role.STEWARD, Role.ACCESS_STEWARD)
+
+# Disclosable field -> the passage document's members it covers.
+PASSAGE_FIELDS: dict[str, tuple[str, ...]] = {
+    F.PASSAGE_EXCERPT: ("text", "provider_fields"),
+    F.PASSAGE_TITLE: ("title",),
+    F.PASSAGE_LOCATOR: ("locator", "observed_url", "canonical_url"),
+}
+
+
+def _iso(value) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def passage_document(passage: Passage) -> dict[str, Any]:
+    """The passage as stored (literal text, byte for byte), before disclosure."""
+    envelope = passage.retrieval_observation
+    return {
+        "passage_id": str(passage.passage_id),
+        "passage_ref": passage.passage_ref,
+        "dimension": passage.dimension.name,
+        "kind": passage.kind,
+        "source_field": passage.source_field,
+        "locator": passage.locator,
+        "observed_url": passage.observed_url,
+        "canonical_url": passage.canonical_url,
+        "title": passage.title,
+        "text": passage.content.text if passage.content_id else None,
+        "content_sha256": passage.content_sha256,
+        "media_type": passage.media_type,
+        "language": passage.language,
+        "access_label": passage.access_label,
+        "execution_id": passage.execution_id,
+        "observation_id": passage.observation_id,
+        "provider": passage.provider,
+        "endpoint_id": passage.endpoint_id,
+        "provider_attempt_id": passage.provider_attempt_id,
+        "provider_result_index": passage.provider_result_index,
+        "provider_rank": passage.provider_rank,
+        "provider_score": None
+        if passage.provider_score_value is None
+        else {
+            "value": passage.provider_score_value,
+            "semantics": passage.provider_score_semantics,
+        },
+        "published_at": None
+        if passage.published_at_raw is None
+        else {"raw": passage.published_at_raw, "normalized": passage.published_at_normalized},
+        "provider_fields": passage.provider_fields,
+        "duplicate_of": str(passage.duplicate_of_id) if passage.duplicate_of_id else None,
+        "retrieval_observation": None
+        if envelope is None
+        else {
+            "import_id": str(envelope.observation_id),
+            "execution_id": envelope.execution_id,
+            "cache_status": envelope.cache_status,
+            "policy_actions": [
+                action
+                for action in envelope.policy_actions
+                if isinstance(action, dict)
+                and action.get("observation_id") == passage.observation_id
+            ],
+        },
+        "created_at": _iso(passage.created_at),
+    }
+
+
+class PassageKind:
+    """The reader's rules for evidence passages (and rows of their Dimension)."""
+
+    def read(self, reader: Reader, passage: Passage, **options: Any) -> dict[str, Any]:
+        reader.require_role(passage.dimension_id, *PASSAGE_READERS, what="passage")
+        withheld = self._withheld(reader, passage)
+        document = passage_document(passage)
+        for name in withheld:
+            for key in PASSAGE_FIELDS[name]:
+                document.pop(key, None)
+        document["withheld"] = withheld
+        return document
+
+    def scope(
+        self, reader: Reader, queryset: QuerySet, *, path: str = "", fields: tuple = ()
+    ) -> QuerySet:
+        """Rows of the Dimensions whose evidence the reader may read (passages, and
+        through `path` anything that belongs to a Dimension: envelopes, sources'
+        passages); with `fields`, only where the Dimension-wide decisions show them."""
+        dimensions = []
+        for dimension in reader.dimensions(*PASSAGE_READERS):
+            coverage = reader.coverage(dimension.pk, None, self._recipients(reader, dimension.pk))
+            if coverage.decided and set(fields) <= coverage.fields:
+                dimensions.append(dimension.pk)
+        return queryset.filter(**{f"{path}dimension_id__in": dimensions})
+
+    def withheld(self, reader: Reader, passage: Passage) -> list[str] | None:
+        try:
+            reader.require_role(passage.dimension_id, *PASSAGE_READERS, what="passage")
+            return self._withheld(reader, passage)
+        except Refusal:
+            return None
+
+    def _recipients(self, reader: Reader, dimension_id: int):
+        return reader.staff_recipients(dimension_id, PASSAGE_READERS)
+
+    def _withheld(self, reader: Reader, passage: Passage) -> list[str]:
+        coverage = reader.coverage(
+            passage.dimension_id, None, self._recipients(reader, passage.dimension_id)
+        )
+        if not coverage.decided:
+            raise Refusal(
+                "disclosure_not_decided",
+                "no disclosure decision of the Dimension covers reading its evidence.",
+            )
+        restricted = passage.access_label == AccessLabel.RESTRICTED
+        visible = coverage.visible(source_restricted=restricted)
+        return sorted(set(PASSAGE_FIELDS) - visible)
+
+
+def register() -> None:
+    register_kind(Passage, PassageKind())
