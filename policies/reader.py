@@ -209,9 +209,7 @@ class Reader:
             )
         return self._coverages[memo]
 
-    def covered_q(
-        self, *, dimension_field: str, id_field: str, fields: Iterable[str] = ()
-    ) -> Q:
+    def covered_q(self, *, dimension_field: str, id_field: str, fields: Iterable[str] = ()) -> Q:
         """Rows whose link some decision lets the user read in a staff role, in SQL.
 
         With `fields`, only links where each of them is visible: a filter on a
