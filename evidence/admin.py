@@ -13,7 +13,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -85,6 +85,16 @@ class EvidenceReadOnlyAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def history_form_view(self, request, object_id, version_id, extra_context=None):
         # A past version would show stored values outside the reader: not offered.
         raise Http404("past versions of evidence are not shown here")
+
+    def history_view(self, request, object_id, extra_context=None):
+        # simple-history finds the rows without get_queryset: scope them first.
+        try:
+            readable = self.get_queryset(request).filter(pk=object_id).exists()
+        except (ValueError, ValidationError):
+            readable = False
+        if not readable:
+            raise Http404("no evidence of yours has this id")
+        return super().history_view(request, object_id, extra_context)
 
 
 @admin.register(Source)

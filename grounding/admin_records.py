@@ -10,8 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
 from grounding.models import (
@@ -64,6 +65,21 @@ class RoleScopedMixin:
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return holds(request)
+
+    def history_view(self, request: HttpRequest, object_id: str, extra_context=None):
+        # simple-history finds the rows without get_queryset: scope them first.
+        try:
+            readable = self.get_queryset(request).filter(pk=object_id).exists()
+        except (ValueError, ValidationError):
+            readable = False
+        if not readable:
+            raise Http404("no readable record has this id")
+        return super().history_view(request, object_id, extra_context)
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        # A past version's form would show stored values outside the reader; the
+        # link's own history (revisions and their comparison) is the way to the past.
+        raise Http404("past versions of link records are read through the link's history")
 
     def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
         if obj is None:
