@@ -210,7 +210,9 @@ def _check_status(
     if len(cited) != 1:
         offenders.append(_contract(pointer, "citations", f"{status} carries exactly one citation."))
         return
-    excerpt = cited[0]["excerpt"] if cited[0] is not None else None
+    if cited[0] is None:
+        return  # malformed, and reported as such
+    excerpt = cited[0]["excerpt"]
     at = pointer_join(pointer, "citations", 0)
     if status == "supported" and not excerpt:
         offenders.append(_contract(at, "excerpt", "supported needs the excerpt."))

@@ -168,6 +168,7 @@ def _containment(plan: Plan, c: Citation, text: str | None) -> None:
         return
     plan.hash_check = _hash_check(c.source_hash, crw.normalize_text(text))
     if plan.hash_check == "mismatch":
+        plan.source_note = "sourceHash is not the passage's normalized markdown; not resolved"
         plan.observation = _observation(text, span=None, reason="source_hash_mismatch")
     else:
         plan.run_resolver = True
