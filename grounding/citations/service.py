@@ -27,6 +27,10 @@ Decisions (documented here because clients depend on them):
   citation (`source_offset_not_convertible`): no selector is fabricated. With an
   external passage (no local text) code-point offsets are recorded as given and
   the report says they are unverified.
+- Each format's offsets, units and skip reasons are stated in its parser
+  (anthropic, openai, gemini, crw_extract, crw_search); what is checked against
+  the passage text (spans, quotes, crw hashes) is in sources; the register item
+  in plan; the per-citation report in report. docs/citations.md sums them up.
 """
 
 from __future__ import annotations

@@ -353,3 +353,15 @@ def test_the_page_hash_is_crws_own(page_text):
     # The fixture's sourceHash is the bare hex sha256 of the normalized markdown.
     given = load("crw_search.json")["sources"][0]["highlights"][0]["sourceHash"]
     assert given == hashlib.sha256(normalize(page_text).text.encode("utf-8")).hexdigest()
+
+
+def test_a_field_too_long_for_a_statement_ref_points_at_its_basis_item(world, page):
+    data = body(world, page, "crw-extract")
+    data["payload"]["basis"][6]["field"] = "f" * 600  # unsupported: no link, no ref
+    data["payload"]["basis"][5]["field"] = "t" * 600
+    problem = post(world.curator, data).json()
+    assert problem["code"] == "validation_error"
+    assert [(o["pointer"], o["code"]) for o in problem["offenders"]] == [
+        ("/payload/basis/5", "max_length")
+    ]
+    assert GroundingLink.objects.count() == 0
