@@ -1,6 +1,6 @@
 """Candidate links from LLM citations: what the provider parsers share.
 
-A parser (``anthropic``, ``openai``) turns a provider's response object, as the
+A parser (``anthropic``, ``openai``, ``gemini``, ``crw``) turns a provider's response object, as the
 client received it, into a list of `Citation` values: the answer-side span in the
 registry's convention (NFC code points over the concatenated answer text,
 half-open), the source-side locator and, where the provider gives one, the source
@@ -31,7 +31,13 @@ from policies.refusals import Offender, pointer_join
 OffsetUnit = Literal["codepoint", "utf16", "utf8"]
 OFFSET_UNITS: tuple[str, ...] = ("codepoint", "utf16", "utf8")
 
-FORMATS: tuple[str, ...] = ("anthropic-messages", "openai-responses")
+FORMATS: tuple[str, ...] = (
+    "anthropic-messages",
+    "openai-responses",
+    "gemini-generate-content",
+    "crw-extract",
+    "crw-search",
+)
 
 # The selector profile every derived anchor is recorded under (ARCHITECTURE.md
 # "Anchoring conventions").
@@ -46,6 +52,13 @@ BLOCK_FRAGMENT = "urn:grounding:fragment:content-block@1"
 # The provider named a resource but no place in it. The value names the locator
 # kind ("locator=url_citation"); it selects the whole resource and claims no span.
 LOCATOR_FRAGMENT = "urn:grounding:fragment:citation-locator@1"
+# A structured answer's field: RFC 6901 JSON pointer, in its URI fragment form.
+JSON_POINTER_FRAGMENT = "http://tools.ietf.org/rfc/rfc6901"
+
+# What a citation's `source_raw_span` indexes: the passage text as stored
+# ("literal"), or crw's normalized markdown of it ("crw-markdown", see
+# crw_normalize), which the service maps back to the literal text first.
+SourceSpace = Literal["literal", "crw-markdown"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,25 @@ class Citation:
     source_selector: dict[str, Any] | None = None
     answer_marker: int | None = None  # a point citation (file_citation), NFC code points
     skip_reason: str | None = None  # set when the citation cannot become a link
+    source_space: SourceSpace = "literal"
+    # Reason recorded when `cited_text` is not the text found at the converted span.
+    mismatch_reason: str = "cited_text_mismatch"
+    # After registration, run the builtin resolver on the passage text (a quote
+    # selector verified by containment: resolved, ambiguous or unresolved).
+    resolve: bool = False
+    # A provider's hash of the text it drew the source side from, and which text
+    # that is ("markdown": crw's normalized markdown, checkable here; anything
+    # else, e.g. "llmInput", names a text the registry does not hold).
+    source_hash: str | None = None
+    source_text_kind: str | None = None
+    # A structured answer's field (crw-extract): the statement is the field, named
+    # by this JSON pointer, not a text span; `proposition` is its claim.
+    statement_pointer: str | None = None
+    proposition: str | None = None
+    support_kind: str | None = None  # overrides the service's default
+    source_note: str | None = None  # why no source span is claimed
+    # Provider data for the report (scores, confidences, statuses): never a verdict.
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -78,6 +110,7 @@ class Parsed:
     answer_text: str = ""
     citations: list[Citation] = field(default_factory=list)
     offenders: list[Offender] = field(default_factory=list)
+    media_type: str = "text/plain"  # the answer's default media type
 
 
 def to_codepoint(text: str, offset: int, unit: OffsetUnit) -> int:
@@ -191,6 +224,10 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def require_int(
     obj: dict, key: str, pointer: str, offenders: list[Offender], *, minimum: int = 0
 ) -> int | None:
@@ -257,6 +294,7 @@ def locator_selector(kind: str) -> dict[str, Any]:
 __all__ = [
     "BLOCK_FRAGMENT",
     "FORMATS",
+    "JSON_POINTER_FRAGMENT",
     "LOCATOR_FRAGMENT",
     "OFFSET_UNITS",
     "PDF_FRAGMENT",
@@ -264,6 +302,7 @@ __all__ = [
     "Citation",
     "OffsetUnit",
     "Parsed",
+    "SourceSpace",
     "check_request",
     "codepoint_to_nfc",
     "sha256_json",

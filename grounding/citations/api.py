@@ -26,7 +26,8 @@ class FromCitationsView(APIView):
         summary="Register candidate links from a provider's citations",
         description=(
             "Body: dimension, profile, answer_revision_ref, format "
-            "(anthropic-messages | openai-responses), payload (the provider's response "
+            "(anthropic-messages | openai-responses | gemini-generate-content | crw-extract | "
+            "crw-search), payload (the provider's response "
             "object as returned) and passages (document key ⇒ {passage_id} or an "
             "external binding). 201 when links were created, 200 on a replay."
         ),
