@@ -52,7 +52,7 @@ from policies import audit
 from policies.choices import Role
 from policies.models import Dimension, Profile
 from policies.refusals import Offender, Refusal
-from policies.services import require_active, require_published, require_role
+from policies.services import require_active, require_published, require_role, roles_of
 
 PARSERS = {
     anthropic.FORMAT: anthropic.parse,
@@ -83,6 +83,10 @@ def _register(*, actor, request: Any, dimension: str | None) -> tuple[dict, bool
     if not isinstance(request, dict):
         refuse_invalid(offenders)
     dim, profile = _policy(request, offenders)
+    if dim is not None and not roles_of(actor, dim):
+        # A Dimension where the caller holds no role reads as one that does not exist.
+        dim = None
+        offenders.append(_UNKNOWN_DIMENSION)
     if dim is not None and profile is not None:
         # Role and policy come before any detail of the payload is judged.
         require_active(dim)
@@ -94,7 +98,7 @@ def _register(*, actor, request: Any, dimension: str | None) -> tuple[dict, bool
         request["payload"], pointer="/payload", offset_unit=request.get("offset_unit")
     )
     refuse_invalid(parsed.offenders)
-    texts = _passage_texts(request["passages"])
+    texts = _passage_texts(request["passages"], dim)
     plans = [
         plan_citation(
             c,
@@ -169,7 +173,7 @@ def _policy(request: dict, offenders: list[Offender]) -> tuple[Dimension | None,
     if isinstance(name, str) and name:
         dimension = Dimension.objects.filter(name=name).first()
         if dimension is None:
-            offenders.append(Offender("/dimension", "unknown_reference", "no such Dimension."))
+            offenders.append(_UNKNOWN_DIMENSION)
     ref = request.get("profile")
     if isinstance(ref, str) and ref:
         profile_name, _, version = ref.partition("@")
@@ -179,8 +183,14 @@ def _policy(request: dict, offenders: list[Offender]) -> tuple[Dimension | None,
     return dimension, profile
 
 
-def _passage_texts(passages: dict) -> dict[str, str]:
-    """Local literal text of the mapped imported passages, by passage_id as given."""
+_UNKNOWN_DIMENSION = Offender(
+    "/dimension", "unknown_reference", "no Dimension of yours has this name."
+)
+
+
+def _passage_texts(passages: dict, dimension: Dimension) -> dict[str, str]:
+    """Local literal text of the mapped imported passages of the Dimension, by
+    passage_id as given (another Dimension's passage is refused by register)."""
     ids: dict[str, str] = {}
     for value in passages.values():
         given = value.get("passage_id")
@@ -191,7 +201,9 @@ def _passage_texts(passages: dict) -> dict[str, str]:
                 continue  # refused by register, with its pointer
     found = {
         str(p.pk): p.content.text
-        for p in Passage.objects.filter(pk__in=list(ids.values())).select_related("content")
+        for p in Passage.objects.filter(
+            pk__in=list(ids.values()), dimension=dimension
+        ).select_related("content")
         if p.content_id
     }
     return {given: found[key] for given, key in ids.items() if key in found}

@@ -160,7 +160,9 @@ def test_a_reviewer_is_refused_and_nothing_is_written(world):
 
 
 def test_an_imported_passage_with_text_is_not_anchored_by_a_locator(world):
-    passage = factories.make_passage("Zoë’s 🚀 the bridge opened in 1932.")
+    passage = factories.make_passage(
+        "Zoë’s 🚀 the bridge opened in 1932.", dimension=world.dimension
+    )
     data = body(world)
     data["passages"]["0"] = {"passage_id": str(passage.passage_id)}
     entry = post(world.curator, data).json()["citations"][0]
