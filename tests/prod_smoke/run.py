@@ -11,7 +11,7 @@ import time
 import traceback
 from pathlib import Path
 
-from tests.prod_smoke import checks
+from tests.prod_smoke import checks, faults
 from tests.prod_smoke.observe import Client, Watch
 from tests.prod_smoke.procs import SmokeFailure, Supervisor
 from tests.prod_smoke.topology import SERVERS, Topology, ensure_packages
@@ -89,13 +89,13 @@ def _checks(top: Topology, demo: dict, step: Steps) -> None:
         step("register: read your write on the primary; reads on the replica")
         link = checks.read_your_writes_and_replica_reads(top, curator)
         step("replication paused: stale reads answered, stale If-Match refused, nothing lost")
-        checks.replication_paused(top, curator, link)
+        faults.replication_paused(top, curator, link)
     finally:
         watch.close()
     step("one app server killed mid-run")
-    checks.app_server_killed(top, curator_token)
+    faults.app_server_killed(top, curator_token)
     step("the killed server restarted")
-    checks.server_back(top)
+    faults.server_back(top)
     step("PgBouncer in transaction mode")
     checks.pooler(top)
     step("the replica's own statistics")
