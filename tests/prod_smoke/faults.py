@@ -182,7 +182,8 @@ def app_server_killed(top: Topology, curator_token: str) -> None:
     committed_anyway = [o for o in unanswered if o in stored]
     print(
         f"   {len(outcomes)} writes: statuses {dict(sorted(statuses.items()))}; "
-        f"served before the kill {dict(before)}, after it {dict(after)}"
+        f"answered by, for writes sent before the kill {dict(before)}, after it "
+        f"{dict(after)} ('-': a 502 from nginx, in flight on web-a)"
     )
     print(
         f"   accepted (201) {len(accepted)}, stored {len(stored)}, lost {len(lost)}; "
