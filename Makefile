@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint ci clean bench
+.PHONY: install run test lint ci clean bench prod-smoke
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,3 +32,10 @@ clean:
 # Benchmarks (PostgreSQL only; not part of `make test`). Writes bench/results.json.
 bench: install
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} $(BIN)/python -m bench.run
+
+# The production topology on loopback, from Debian's programs (apt-installs what is
+# missing): PostgreSQL primary + streaming replica, PgBouncer (transaction mode), two
+# gunicorn servers, nginx with TLS; runs the checks and stops it all (README "Operating
+# the topology"). A few minutes at most; PROD_SMOKE_KEEP=1 keeps the scratch logs.
+prod-smoke: install
+	$(BIN)/python -m tests.prod_smoke

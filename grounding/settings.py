@@ -85,6 +85,12 @@ MIDDLEWARE = [
     "simple_history.middleware.HistoryRequestMiddleware",
 ]
 
+# Optional name of this app server, echoed as `X-Served-By` on every response so the
+# server that answered behind the proxy can be told (grounding/served_by.py).
+GROUNDING_SERVER_NAME = env_str("GROUNDING_SERVER_NAME", default="")
+if GROUNDING_SERVER_NAME:
+    MIDDLEWARE.insert(0, "grounding.served_by.ServedByMiddleware")
+
 ROOT_URLCONF = "grounding.urls"
 WSGI_APPLICATION = "grounding.wsgi.application"
 
@@ -130,6 +136,19 @@ if env_str("DATABASE_REPLICA_URL", default=""):
         "grounding.db_router.PrimaryForWritesMiddleware",
     )
 
+# A connection pooler in front of the databases (README "Operating the topology").
+# PgBouncer in transaction mode gives each transaction any server connection, so
+# nothing may outlive a transaction: no server-side (WITH HOLD) cursors and no
+# prepared statements. Session mode, or no pooler, needs nothing.
+DATABASE_POOLER = env_str("DATABASE_POOLER", default="").strip().lower()
+if DATABASE_POOLER not in ("", "session", "transaction"):
+    raise ImproperlyConfigured("DATABASE_POOLER must be unset, 'session' or 'transaction'.")
+if DATABASE_POOLER == "transaction":
+    for _database in DATABASES.values():
+        _database["DISABLE_SERVER_SIDE_CURSORS"] = True
+        if _database["ENGINE"] == "django.db.backends.postgresql":
+            _database.setdefault("OPTIONS", {})["prepare_threshold"] = None
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -145,7 +164,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("DJANGO_STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))
 # Static files are served by WhiteNoise. In production they are collected at image build
 # (`collectstatic`) under hashed, compressed names; elsewhere (DEBUG, the test suite) they
 # are found in the apps on request, so nothing needs collecting.

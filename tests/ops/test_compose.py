@@ -52,8 +52,12 @@ def test_the_schema_check_would_catch_a_broken_file(compose, schema):
     assert len(_errors(schema, broken)) >= 2
 
 
-def test_services_are_db_migrate_and_web(compose):
-    assert set(compose["services"]) == {"db", "migrate", "web"}
+def test_services_are_db_migrate_and_web_plus_the_optional_pooler_and_replica(compose):
+    services = compose["services"]
+    always = {name for name, service in services.items() if not service.get("profiles")}
+    assert always == {"db", "migrate", "web"}
+    assert services["pgbouncer"]["profiles"] == ["pooler"]
+    assert services["db-replica"]["profiles"] == ["replica"]
 
 
 def test_postgres_has_a_healthcheck_and_a_named_volume(compose):
@@ -95,8 +99,53 @@ def test_web_and_migrate_get_the_production_environment(compose):
         assert env["DJANGO_ENV"].startswith("${DJANGO_ENV:-production")
         assert "${DJANGO_SECRET_KEY:?" in env["DJANGO_SECRET_KEY"]
         assert env["DATABASE_URL"].startswith("postgres://")
-        assert "@db:5432/" in env["DATABASE_URL"]
         assert "DATABASE_REPLICA_URL" in env
+        assert "DATABASE_POOLER" in env
+    # Migrations always go to the primary itself; web may go through the pooler.
+    migrate = compose["services"]["migrate"]["environment"]
+    assert "@db:5432/" in migrate["DATABASE_URL"]
+    assert migrate["DATABASE_POOLER"] == migrate["DATABASE_REPLICA_URL"] == ""
+    web = compose["services"]["web"]["environment"]
+    assert "@${DATABASE_HOST:-db}:${DATABASE_PORT:-5432}/" in web["DATABASE_URL"]
+    assert web["DATABASE_POOLER"] == "${DATABASE_POOLER:-}"
+
+
+def test_the_pooler_profile_is_debians_pgbouncer_in_transaction_mode(compose):
+    pgbouncer = compose["services"]["pgbouncer"]
+    dockerfile = pgbouncer["build"]["dockerfile_inline"]
+    assert dockerfile.startswith("FROM debian:")
+    assert "apt-get install -y --no-install-recommends pgbouncer" in dockerfile
+    assert "USER nobody" in dockerfile
+    ini = compose["configs"]["pgbouncer-ini"]["content"]
+    assert "grounding = host=db port=5432 dbname=grounding" in ini
+    assert "pool_mode = transaction" in ini
+    assert "listen_port = 6432" in ini
+    assert "${POSTGRES_PASSWORD:?" in compose["configs"]["pgbouncer-users"]["content"]
+    assert {c["target"] for c in pgbouncer["configs"]} == {
+        "/etc/pgbouncer/pgbouncer.ini",
+        "/etc/pgbouncer/userlist.txt",
+    }
+    assert pgbouncer["depends_on"] == {"db": {"condition": "service_healthy"}}
+
+
+def test_the_replica_profile_streams_from_db(compose):
+    replica = compose["services"]["db-replica"]
+    assert replica["image"] == compose["services"]["db"]["image"]
+    script = replica["command"][-1]
+    assert "pg_basebackup -h db -U grounding" in script
+    assert " -R " in script  # standby.signal + primary_conninfo: a streaming replica
+    assert script.strip().endswith("exec docker-entrypoint.sh postgres")
+    volume = replica["volumes"][0].split(":", 1)[0]
+    assert volume in compose["volumes"] and volume != "pgdata"
+    assert "host replication grounding" in compose["configs"]["db-replication-hba"]["content"]
+    db_configs = compose["services"]["db"]["configs"]
+    assert db_configs[0]["target"].startswith("/docker-entrypoint-initdb.d/")
+
+
+def test_web_waits_for_the_optional_parts_only_when_their_profile_is_on(compose):
+    depends = compose["services"]["web"]["depends_on"]
+    assert depends["pgbouncer"] == {"condition": "service_healthy", "required": False}
+    assert depends["db-replica"] == {"condition": "service_healthy", "required": False}
 
 
 def test_dockerfile_builds_a_non_root_gunicorn_image():

@@ -122,3 +122,48 @@ def test_settings_add_the_replica_only_when_configured():
         "pinned": True,
     }
     assert getattr(settings, "DATABASE_ROUTERS", []) == []
+
+
+def _pooler_settings(**env: str) -> subprocess.CompletedProcess:
+    code = (
+        "import json; from django.conf import settings as s; print(json.dumps({a: ["
+        "d['DISABLE_SERVER_SIDE_CURSORS'], d.get('OPTIONS', {}).get('prepare_threshold', 5)]"
+        " for a, d in s.DATABASES.items()}))"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
+    clean.update(DJANGO_SETTINGS_MODULE="grounding.settings", DJANGO_SECRET_KEY="test-only")
+    clean.update(env)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(settings.BASE_DIR),
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_transaction_pooling_disables_what_outlives_a_transaction():
+    result = _pooler_settings(
+        DATABASE_URL="postgres://app@pgbouncer.internal:6432/grounding",
+        DATABASE_REPLICA_URL="postgres://reader@replica.internal:5432/grounding",
+        DATABASE_POOLER="Transaction",
+    )
+    assert result.returncode == 0, result.stderr
+    # No WITH HOLD cursors, no prepared statements, on every alias.
+    assert json.loads(result.stdout) == {"default": [True, None], "replica": [True, None]}
+
+
+@pytest.mark.parametrize("pooler", ["", "session"])
+def test_without_transaction_pooling_the_defaults_stay(pooler):
+    result = _pooler_settings(
+        DATABASE_URL="postgres://app@db.internal:5432/grounding", DATABASE_POOLER=pooler
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"default": [False, 5]}
+
+
+def test_an_unknown_pooler_mode_is_refused():
+    result = _pooler_settings(DATABASE_POOLER="statement")
+    assert result.returncode != 0
+    assert "DATABASE_POOLER must be unset, 'session' or 'transaction'" in result.stderr

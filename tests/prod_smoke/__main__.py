@@ -1,0 +1,5 @@
+import sys
+
+from tests.prod_smoke.run import main
+
+sys.exit(main())

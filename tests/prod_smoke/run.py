@@ -1,0 +1,141 @@
+"""The smoke's order: start the topology, run the checks, stop everything."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from tests.prod_smoke import checks, faults
+from tests.prod_smoke.observe import Client, Watch
+from tests.prod_smoke.procs import SmokeFailure, Supervisor
+from tests.prod_smoke.topology import SERVERS, Topology, ensure_packages
+
+# The whole run, start to teardown; `make prod-smoke` takes about a minute here.
+TIME_LIMIT = int(os.environ.get("PROD_SMOKE_TIME_LIMIT", "420"))
+
+
+def _interrupt(signum, frame):
+    raise SmokeFailure(
+        f"time limit of {TIME_LIMIT}s reached" if signum == signal.SIGALRM else "interrupted"
+    )
+
+
+class Steps:
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.count = 0
+
+    def __call__(self, title: str) -> None:
+        self.count += 1
+        print(f"== {self.count}. {title}  [{time.monotonic() - self.started:5.1f}s]", flush=True)
+
+
+def _topology(top: Topology, step: Steps) -> dict:
+    step(f"PostgreSQL primary on 127.0.0.1:{top.ports['primary']} (initdb, {top.pgbin})")
+    top.start_primary()
+    step(f"streaming replica on 127.0.0.1:{top.ports['replica']} (pg_basebackup -R)")
+    top.start_replica()
+    with top.connect("replica") as conn:
+        in_recovery = conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]
+    with top.connect("primary") as conn:
+        streaming = conn.execute("SELECT state FROM pg_stat_replication").fetchall()
+    print(f"   replica in recovery: {in_recovery}; primary's WAL senders: {streaming}")
+    checks.expect(in_recovery and streaming == [("streaming",)], "the replica is not streaming")
+
+    step("migrations, once, directly on the primary")
+    direct = {**top.app_env(), "DATABASE_URL": top.primary_url()}
+    for key in ("DATABASE_REPLICA_URL", "DATABASE_POOLER"):
+        direct.pop(key)
+    migrated = top.manage("migrate", "--noinput", env=direct)
+    # One-off commands write and read back at once: the primary only, no replica.
+    seeded = top.manage("seed_demo", "--json", env=direct)
+    demo = json.loads(seeded.stdout.strip().splitlines()[-1])
+    top.manage("collectstatic", "--noinput", env=direct)
+    deploy = top.manage("check", "--deploy", "--fail-level", "WARNING")
+    print(f"   seed_demo: dimension {demo['dimension']}, tokens for {sorted(demo['tokens'])}")
+    print(f"   check --deploy (the app servers' settings): {deploy.stdout.strip()}")
+
+    step(f"PgBouncer (transaction pooling) on 127.0.0.1:{top.ports['pgbouncer']}")
+    top.start_pgbouncer()
+    checks.migrations_ran_once(top, migrated.stdout)
+
+    for name in SERVERS:
+        step(f"gunicorn {name} on 127.0.0.1:{top.ports[name]} (DJANGO_ENV=production)")
+        top.start_app_server(name)
+    step(f"nginx: TLS on 127.0.0.1:{top.ports['https']}, plain HTTP on {top.ports['http']}")
+    top.start_nginx()
+    return demo
+
+
+def _checks(top: Topology, demo: dict, step: Steps) -> None:
+    step("readiness reports the replica")
+    checks.readiness(top)
+    step("TLS, proxy headers, check --deploy settings in effect")
+    curator_token = demo["tokens"]["curator"]
+    checks.tls_and_proxy_headers(top, Client(top, curator_token))
+    step("balancing over both app servers")
+    checks.balancing(top)
+    step("static files with hashed names")
+    checks.static_files(top)
+    watch = Watch(top)
+    try:
+        curator = Client(top, curator_token, watch)
+        step("register: read your write on the primary; reads on the replica")
+        link = checks.read_your_writes_and_replica_reads(top, curator)
+        step("replication paused: stale reads answered, stale If-Match refused, nothing lost")
+        faults.replication_paused(top, curator, link)
+    finally:
+        watch.close()
+    step("one app server killed mid-run")
+    faults.app_server_killed(top, curator_token)
+    step("the killed server restarted")
+    faults.server_back(top)
+    step("PgBouncer in transaction mode")
+    checks.pooler(top)
+    step("the replica's own statistics")
+    checks.replica_statistics(top)
+
+
+def main() -> int:
+    signal.signal(signal.SIGALRM, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.alarm(TIME_LIMIT)
+    scratch = Path(tempfile.mkdtemp(prefix="grounding-prod-smoke-"))
+    scratch.chmod(0o755)
+    (scratch / "logs").mkdir()
+    supervisor = Supervisor(scratch / "logs")
+    step = Steps()
+    print(f"prod-smoke in {scratch} (time limit {TIME_LIMIT}s)", flush=True)
+    failed = True
+    try:
+        step("programs (apt-get install what is missing)")
+        programs = ensure_packages()
+        print("   " + ", ".join(f"{name}={path}" for name, path in sorted(programs.items())))
+        top = Topology(scratch, supervisor, programs)
+        demo = _topology(top, step)
+        _checks(top, demo, step)
+        failed = False
+    except Exception as error:
+        if not isinstance(error, SmokeFailure):
+            traceback.print_exc()
+        print(f"\nFAILED: {error}", flush=True)
+        for service in supervisor.services:
+            print(f"--- last lines of {service.name} ({service.log})\n{service.tail()}")
+    finally:
+        signal.alarm(0)
+        stopping = time.monotonic()
+        supervisor.stop_all()
+        print(f"== stopped everything in {time.monotonic() - stopping:.1f}s", flush=True)
+        if failed or os.environ.get("PROD_SMOKE_KEEP"):
+            print(f"   logs kept in {scratch}")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+    total = time.monotonic() - step.started
+    print(f"prod-smoke {'FAILED' if failed else 'passed'} in {total:.0f}s", flush=True)
+    return 1 if failed else 0
