@@ -81,6 +81,17 @@ class StrictSerializer(serializers.Serializer):
                         for key in unknown
                     }
                 )
+            # DRF's CharField turns 7 into "7": a number where a reference belongs is
+            # refused, as the schema says, not stored as its string form.
+            mistyped = {
+                name: [serializers.ErrorDetail("must be a string.", code="type")]
+                for name, field in self.fields.items()
+                if isinstance(field, serializers.CharField)
+                and data.get(name) is not None
+                and not isinstance(data[name], str)
+            }
+            if mistyped:
+                raise serializers.ValidationError(mistyped)
         return super().to_internal_value(data)
 
 

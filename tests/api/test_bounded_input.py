@@ -8,43 +8,28 @@ refused request leaves an audit event with its code.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from django.db import IntegrityError, transaction
 
 from grounding.models import EvidenceSet, GroundingLink
 from policies.models import AuditEvent, DisclosureDecision, Profile
 from tests import factories
-from tests.api.helpers import client_for, if_match, pointers, problem, register_body, url
+from tests.api.helpers import (
+    Nested,
+    client_for,
+    if_match,
+    pointers,
+    problem,
+    raw_json,
+    register_body,
+    url,
+)
 
 DEPTH = 64
 
 
-class Nested:
-    """`levels` arrays around a string, spliced in as raw JSON: json.dumps itself
-    could not encode a Python value this deep."""
-
-    def __init__(self, levels: int) -> None:
-        self.levels = levels
-
-
-def _encode(body) -> str:
-    holes: list[Nested] = []
-
-    def hole(value):
-        if isinstance(value, Nested):
-            holes.append(value)
-            return f"@@{len(holes) - 1}@@"
-        raise TypeError(value)
-
-    raw = json.dumps(body, default=hole)
-    for index, nested in enumerate(holes):
-        raw = raw.replace(f'"@@{index}@@"', "[" * nested.levels + '"leaf"' + "]" * nested.levels)
-    return raw
-
-
 _nested = Nested
+_encode = raw_json
 
 
 def _post(client, path: str, body, **extra):
@@ -410,3 +395,21 @@ def test_a_refusal_a_service_audited_is_audited_once(world):
 def test_unauthenticated_requests_write_no_audit_rows(world):
     problem(_post(client_for(None), "/api/v1/groundings/", {}), 401, "not_authenticated")
     assert not AuditEvent.objects.filter(outcome="refused").exists()
+
+
+def test_a_number_where_a_policy_endpoint_wants_a_string_is_refused(world):
+    body = {
+        "name": "numbers",
+        "namespace": "urn:grounding:numbers",
+        "policy_package_ref": "urn:p@1",
+        "disposition_policy_ref": "urn:d@1",
+        "disclosure_policy_ref": "urn:c@1",
+        "safety_policy_ref": 7,
+        "owner_ref": "role:curator",
+    }
+    response = _post(client_for(world.steward), "/api/v1/dimensions/", body)
+    payload = problem(response, 400, "validation_error")
+    assert [(o["pointer"], o["code"]) for o in payload["offenders"]] == [
+        ("/safety_policy_ref", "type")
+    ]
+    assert _refused("create_dimension") == ["validation_error"]
