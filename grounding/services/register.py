@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import IntegrityError
 from django.utils import timezone
 
 from evidence.choices import AccessLabel
@@ -139,11 +140,17 @@ def refuse_master_ref_conflicts(prepared: list[_Prepared], *, pointers: list[str
         if ref in taken
     ]
     if offenders:
-        raise Refusal(
+        raise MasterRefConflict(
             MASTER_REF_CONFLICT,
             "a master_ref is already recorded or given twice.",
             offenders=sorted(offenders, key=lambda o: o.pointer),
         )
+
+
+class MasterRefConflict(Refusal, IntegrityError):
+    """The unique violation the insert would have hit, found before it: still an
+    IntegrityError to callers that retry on one (from-citations replays the links a
+    concurrent identical request committed), a 409 refusal to everyone else."""
 
 
 def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepared:

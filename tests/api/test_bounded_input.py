@@ -413,3 +413,21 @@ def test_a_number_where_a_policy_endpoint_wants_a_string_is_refused(world):
         ("/safety_policy_ref", "type")
     ]
     assert _refused("create_dimension") == ["validation_error"]
+
+
+def test_a_crash_on_an_operation_endpoint_is_answered_500_and_audited(world):
+    """The handler's last branch: no input reaches it any more, so it is driven with a
+    real request and an exception a bug would raise."""
+    from rest_framework.request import Request
+    from rest_framework.test import APIRequestFactory, force_authenticate
+
+    from grounding.api.errors import problem_exception_handler
+
+    raw = APIRequestFactory().post("/api/v1/groundings/bulk/", {"items": []}, format="json")
+    force_authenticate(raw, user=world.curator)
+    request = Request(raw)
+    request._user = world.curator  # what authentication leaves on a DRF request
+    response = problem_exception_handler(RuntimeError("a bug"), {"request": request})
+    assert (response.status_code, response.data["code"]) == (500, "internal_error")
+    event = AuditEvent.objects.get(action="register_bulk", outcome="refused")
+    assert (event.code, event.actor_ref) == ("internal_error", f"user:{world.curator.username}")
