@@ -185,6 +185,13 @@ LOGIN_URL = "admin:login"
 
 # Requests larger than this are refused before any view runs (API.md: 8 MiB).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("GROUNDING_MAX_BODY_BYTES", default=8 * 1024 * 1024)
+# Input bounds (README "Settings"): refused with 400 and a pointer naming the limit.
+# Deeper JSON bodies are refused by the parser, before any view or validator recurses.
+GROUNDING_MAX_JSON_DEPTH = env_int("GROUNDING_MAX_JSON_DEPTH", default=64)
+# Any one string in an operation's input (refs, reasons, texts inside values).
+GROUNDING_MAX_STRING_LENGTH = env_int("GROUNDING_MAX_STRING_LENGTH", default=16384)
+# Any one structured (JSON-valued) data element, as compact UTF-8 JSON.
+GROUNDING_MAX_VALUE_BYTES = env_int("GROUNDING_MAX_VALUE_BYTES", default=64 * 1024)
 
 # Optional JSON-lines mirror of committed audit events (references only, no source text).
 GROUNDING_AUDIT_LOG_PATH = env_str("GROUNDING_AUDIT_LOG_PATH", default="")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
@@ -185,6 +186,9 @@ def validate(
     except (TypeError, ValueError, RecursionError):
         # Not canonical JSON (or nested too deep to serialize): validate uncached.
         return _validate(name, value, pointer=pointer, profile_schema=profile_schema)
+    too_large = _too_large(key, value, pointer)
+    if too_large is not None:  # before the schema walks it, and never into the memo
+        return [too_large]
     found = _memo(name, key, profile_key)
     return [Offender(pointer + o.pointer, o.code, o.detail) for o in found]
 
@@ -226,6 +230,27 @@ def _validate(
         if not _accepts(_profile_fast_check(canonical), value):
             offenders.extend(_schema_offenders(profile_validator, value, pointer, "profile"))
     return _dedupe(offenders)
+
+
+def max_value_bytes() -> int:
+    return settings.GROUNDING_MAX_VALUE_BYTES
+
+
+def _too_large(key: str, value: object, pointer: str) -> Offender | None:
+    """A value whose compact UTF-8 JSON exceeds GROUNDING_MAX_VALUE_BYTES, as an offender.
+
+    ``key`` is the ASCII-escaped canonical form, never shorter than the UTF-8 one, so
+    the exact size is only computed for a value near the limit.
+    """
+    limit = max_value_bytes()
+    if len(key) <= limit:
+        return None
+    size = len(
+        json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "replace")
+    )
+    if size <= limit:
+        return None
+    return Offender(pointer, "value.too_large", f"larger than {limit} bytes as JSON")
 
 
 def _too_deep(value: object, pointer: str) -> Offender | None:

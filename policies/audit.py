@@ -18,7 +18,7 @@ from django.db import transaction
 from policies.bulk import insert_rows
 from policies.choices import AuditOutcome
 from policies.models import AuditEvent, Dimension
-from policies.request_context import current_request_id
+from policies.request_context import current_request_id, note_refusal
 
 logger = logging.getLogger("grounding.audit")
 
@@ -58,6 +58,8 @@ def record(
         references=references or {},
     )
     _mirror(event)
+    if outcome == AuditOutcome.REFUSED:
+        note_refusal(code)
     return event
 
 

@@ -14,6 +14,7 @@ from policies.disclosure import ALL_FIELDS, record_internal_decisions
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
 from policies.refusals import Offender, Refusal
 from policies.services import require_role
+from policies.text import control_offenders
 
 
 def _save(obj, *, actor, reason: str) -> None:
@@ -87,6 +88,10 @@ def record_disclosure_decision(
     *, actor, dimension: Dimension, values: dict[str, Any]
 ) -> DisclosureDecision:
     require_role(actor, dimension, Role.ACCESS_STEWARD)
+    # decision_ref is a path segment of the decision's URL: it must name itself there.
+    misnamed = control_offenders(values.get("decision_ref"), "/decision_ref")
+    if misnamed:
+        raise Refusal("validation_error", "decision_ref cannot be a URL path.", misnamed)
     unknown = sorted(set(values.get("fields") or []) - ALL_FIELDS)
     if unknown or not values.get("fields"):
         raise Refusal(

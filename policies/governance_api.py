@@ -17,6 +17,7 @@ from policies.choices import Role
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
 from policies.refusals import Offender, Refusal, pointer_join
 from policies.services import named_dimension, require_role
+from policies.text import control_offenders
 
 # Who may read a Dimension's disclosure decisions.
 DECISION_READERS = (Role.ACCESS_STEWARD, Role.STEWARD)
@@ -45,7 +46,10 @@ def require_any_role(actor) -> None:
 def _validation_refusal(error: ValidationError) -> Refusal:
     # The messages of model validation may quote the value; only codes are kept.
     offenders = []
-    for field, errors in getattr(error, "error_dict", {"": error.error_list}).items():
+    # A field-keyed error has no error_list (and a plain one no error_dict): the
+    # default of getattr() would be evaluated, and fail, for every field-keyed one.
+    by_field = error.error_dict if hasattr(error, "error_dict") else {"": error.error_list}
+    for field, errors in by_field.items():
         where = "" if field in ("", "__all__") else pointer_join("", field)
         offenders += [
             Offender(where, e.code or "invalid", "the value is not valid.") for e in errors
@@ -115,6 +119,10 @@ def decisions_for(actor) -> QuerySet[DisclosureDecision]:
 def get_decision(*, actor, key: str) -> DisclosureDecision:
     """By decision_ref, or by numeric id; readable by the Dimension's stewards."""
     qs = DisclosureDecision.objects.select_related("dimension")
+    # A key with control characters (U+0000 cannot even be sent to PostgreSQL) or dot
+    # segments names no decision: recording refuses such refs.
+    if control_offenders(key, "/decision_ref"):
+        raise Refusal("not_found", "no disclosure decision has this reference.")
     decision = qs.filter(decision_ref=key).first()
     if decision is None and key.isdigit() and len(key) < 19:
         decision = qs.filter(pk=int(key)).first()

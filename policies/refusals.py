@@ -52,6 +52,7 @@ def pointer_join(base: str, *parts: str | int) -> str:
 # a code not listed here is a 409 (the request conflicts with the record's state).
 STATUS_BY_CODE: dict[str, int] = {
     "validation_error": 400,
+    "body_too_deep": 400,
     "expected_revision_conflict": 400,
     "invalid_if_match": 400,
     "unknown_reference": 400,
@@ -71,6 +72,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "link_withdrawn": 409,
     "link_disposed": 409,
     "execution_conflict": 409,
+    "master_ref_conflict": 409,
+    "integrity_conflict": 409,
     "export_unrepresentable": 422,
 }
 

@@ -5,11 +5,25 @@ import uuid
 from contextvars import ContextVar
 
 _current: ContextVar[str | None] = ContextVar("request_id", default=None)
+# Codes of the refused audit events written while handling the current request, so
+# the API's error handler writes one only for a refusal nothing audited yet.
+_refusals: ContextVar[list[str] | None] = ContextVar("refusals", default=None)
 _ACCEPTABLE = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 
 
 def current_request_id() -> str | None:
     return _current.get()
+
+
+def note_refusal(code: str) -> None:
+    noted = _refusals.get()
+    if noted is not None:
+        noted.append(code)
+
+
+def refusal_noted() -> bool:
+    """Whether a refused audit event was written while handling this request."""
+    return bool(_refusals.get())
 
 
 class RequestIdMiddleware:
@@ -23,9 +37,11 @@ class RequestIdMiddleware:
         request_id = supplied if _ACCEPTABLE.match(supplied) else uuid.uuid4().hex
         request.request_id = request_id
         token = _current.set(request_id)
+        refusals = _refusals.set([])
         try:
             response = self.get_response(request)
         finally:
+            _refusals.reset(refusals)
             _current.reset(token)
         response["X-Request-ID"] = request_id
         return response

@@ -74,3 +74,47 @@ def unstorable_offenders(value: Any, pointer: str = "") -> list[Offender]:
         elif isinstance(node, str) and not storable(node):
             found.append(Offender(where, CODE, "U+0000 or a lone surrogate"))
     return sorted(found, key=lambda o: o.pointer)
+
+
+def overlong_offenders(value: Any, max_length: int, pointer: str = "") -> list[Offender]:
+    """One offender per string (or member name) in `value` longer than `max_length`.
+
+    Iterative like `unstorable_offenders`; the offender names the limit, never the text.
+    """
+    found: list[Offender] = []
+    detail = f"longer than {max_length} characters"
+    stack: list[tuple[str, Any]] = [(pointer, value)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, str):
+            if len(node) > max_length:
+                found.append(Offender(where, "max_length", detail))
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                at = pointer_join(where, key)
+                if isinstance(key, str) and len(key) > max_length:
+                    found.append(Offender(at, "max_length", f"a member name {detail}"))
+                if isinstance(child, str | dict | list):
+                    stack.append((at, child))
+        elif isinstance(node, list):
+            stack.extend(
+                (pointer_join(where, i), item)
+                for i, item in enumerate(node)
+                if isinstance(item, str | dict | list)
+            )
+    return sorted(found, key=lambda o: o.pointer)
+
+
+def control_offenders(value: Any, pointer: str) -> list[Offender]:
+    """A reference used in a URL path: no control characters, no dot segments.
+
+    `a/../b` would name another reference once a client or proxy normalizes the path
+    (and `Location` would point there), so such refs are refused, not stored.
+    """
+    if not isinstance(value, str):
+        return []
+    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in value) or not storable(value):
+        return [Offender(pointer, "control_character", "control characters are not allowed")]
+    if any(segment in (".", "..") for segment in value.split("/")):
+        return [Offender(pointer, "dot_segment", "'.' and '..' path segments are not allowed")]
+    return []

@@ -15,6 +15,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import DataError, IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions
@@ -22,6 +23,7 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from grounding.api.parsers import PayloadTooLarge
+from grounding.api.refusal_audit import audit_refused_request
 from policies.refusals import Refusal, pointer_join, status_for
 
 logger = logging.getLogger("grounding.api")
@@ -118,15 +120,62 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         if getattr(exc, "wait", None) is not None:
             headers["Retry-After"] = str(int(exc.wait))
             body["retry_after"] = int(exc.wait)
+    elif isinstance(exc, IntegrityError | DataError):
+        # What the services' checks did not foresee (or a concurrent writer won): still
+        # the client's conflict or invalid value, never a 500.
+        status_code, body = database_refusal(exc)
     else:
         # A bug, not a refusal: log it here, tell the client nothing about it.
         logger.exception("unhandled exception in an API view", exc_info=exc)
         status_code = 500
         body = problem("internal_error", 500, "The server failed to handle the request.")
     set_rollback()
+    audit_refused_request(context.get("request"), body["code"], status_code)
     response = Response(body, status=status_code, headers=headers)
     response.content_type = PROBLEM_CONTENT_TYPE
     return response
+
+
+# Unique constraints (by a column or constraint name in the database's message) and
+# the code the service gives the same conflict when it sees it first.
+_UNIQUE_CODES = (
+    ("master_ref", "master_ref_conflict", "/master_ref"),
+    ("evidence_set_ref", "evidence_set_exists", "/evidence_set_ref"),
+    ("assessment_ref", "assessment_duplicate", "/assessment_ref"),
+    ("decision_ref", "decision_exists", "/decision_ref"),
+    ("execution_id", "execution_conflict", ""),
+)
+
+
+def database_refusal(exc: IntegrityError | DataError) -> tuple[int, dict[str, Any]]:
+    """An integrity error as the matching 409; a value the column cannot hold as 400.
+
+    The database's message names constraints and columns, never shown to the client;
+    it only chooses the code.
+    """
+    message = str(exc)
+    if isinstance(exc, DataError):
+        offender = {
+            "pointer": "",
+            "code": "invalid",
+            "detail": "a value the registry cannot store.",
+        }
+        return 400, problem(
+            "validation_error", 400, "The request is not valid.", offenders=[offender]
+        )
+    for needle, code, pointer in _UNIQUE_CODES:
+        if needle in message:
+            offender = {"pointer": pointer, "code": "unique", "detail": "already recorded."}
+            return 409, problem(
+                code, 409, "A record with this reference exists.", offenders=[offender]
+            )
+    offender = {"pointer": "", "code": "conflict", "detail": "conflicts with a recorded value."}
+    return 409, problem(
+        "integrity_conflict",
+        409,
+        "The request conflicts with what is recorded.",
+        offenders=[offender],
+    )
 
 
 def _api_exception_text(exc: exceptions.APIException) -> tuple[str, str]:
@@ -209,7 +258,9 @@ def bad_request(request: HttpRequest, exception: Exception | None = None) -> Htt
     if not _is_api(request):
         return defaults.bad_request(request, exception)
     if isinstance(exception, RequestDataTooBig):
+        audit_refused_request(request, "payload_too_large", 413)
         return _json_problem("payload_too_large", 413, PayloadTooLarge.default_detail)
+    audit_refused_request(request, "bad_request", 400)
     return _json_problem("bad_request", 400, "The request could not be understood.")
 
 
@@ -228,4 +279,5 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
 def server_error(request: HttpRequest) -> HttpResponse:
     if not _is_api(request):
         return defaults.server_error(request)
+    audit_refused_request(request, "internal_error", 500)
     return _json_problem("internal_error", 500, "The server failed to handle the request.")

@@ -23,11 +23,16 @@ from grounding.models import EvidenceSet
 from grounding.services.evidence_sets import missing_members
 from policies.reader import reader_for
 from policies.refusals import Offender, Refusal
+from policies.text import control_offenders
 
 TAGS = ("evidence-sets",)
 
 
 def _get(ref: str) -> EvidenceSet:
+    # No set can hold a ref with control characters or dot segments (creation refuses
+    # them), and the database cannot even be asked about U+0000: such a ref names nothing.
+    if control_offenders(ref, "/evidence_set_ref"):
+        raise Refusal("not_found", "no evidence set has this ref.")
     found = EvidenceSet.objects.select_related("dimension").filter(evidence_set_ref=ref).first()
     if found is None:
         raise Refusal("not_found", "no evidence set has this ref.")

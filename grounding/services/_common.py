@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.db import transaction
 
 from grounding.choices import RecordState
@@ -15,7 +16,7 @@ from grounding.display import AssessmentFacts, derive_display
 from grounding.models import Assessment, GroundingLink
 from policies import audit
 from policies.refusals import Offender, Refusal
-from policies.text import plausible_ref, unstorable_offenders
+from policies.text import overlong_offenders, plausible_ref, unstorable_offenders
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,16 +44,32 @@ def operation(action: str) -> Callable[[F], F]:
     return decorate
 
 
+# Inputs whose strings are not stored as they are, so GROUNDING_MAX_STRING_LENGTH does
+# not bound them: from-citations' provider payload and passage texts (the 8 MiB body
+# limit does; every link they produce passes the per-value limits of registration).
+_UNBOUNDED_KWARGS = frozenset({"request"})
+
+
 def _unstorable(kwargs: dict[str, Any]) -> list[Offender]:
     """Strings in the operation's input that no column can hold, located in the body
-    they came from (a bulk body is {"items": [...]}, any other is the value itself).
-    Checked before any lookup: even a query naming such a string fails."""
-    return [
-        offender
-        for name, value in kwargs.items()
-        if isinstance(value, dict | list)
-        for offender in unstorable_offenders(value, "/items" if name == "items" else "")
-    ]
+    they came from (a bulk body is {"items": [...]}, any other is the value itself;
+    a string argument, such as a ref from the path, is `/<its name>`), and strings
+    longer than GROUNDING_MAX_STRING_LENGTH. Checked before any lookup: even a query
+    naming such a string fails."""
+    max_length = settings.GROUNDING_MAX_STRING_LENGTH
+    offenders: list[Offender] = []
+    for name, value in kwargs.items():
+        if isinstance(value, dict | list):
+            base = "/items" if name == "items" else ""
+        elif isinstance(value, str):
+            base = f"/{name}"
+        else:
+            continue
+        found = unstorable_offenders(value, base)
+        if name not in _UNBOUNDED_KWARGS:
+            found += overlong_offenders(value, max_length, base)
+        offenders += found
+    return offenders
 
 
 def _audit_refusal(action: str, refusal: Refusal, kwargs: dict[str, Any]) -> None:

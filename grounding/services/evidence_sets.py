@@ -16,12 +16,13 @@ from grounding.services._common import (
     save_revision,
     save_tracked,
 )
-from grounding.services.inputs import validate_group
+from grounding.services.inputs import validate_group, value_size_offenders
 from policies import audit
 from policies.choices import Role
 from policies.models import Dimension
 from policies.refusals import Offender, Refusal
 from policies.services import named_dimension, require_active, require_role
+from policies.text import control_offenders
 
 SET_FIELDS = {
     "evidence_set_ref": "ref",
@@ -211,6 +212,10 @@ def _validate_shape(values: Any) -> list[Offender]:
     for key in ("members", "declared_missing_members"):
         if key in values and not isinstance(values[key], list):
             offenders.append(Offender(f"/{key}", "type", f"{key} must be a list."))
+        elif key in values:
+            offenders += value_size_offenders(values[key], f"/{key}")
+    # The ref is a path segment of the set's URL: it must name itself there.
+    offenders += control_offenders(values.get("evidence_set_ref"), "/evidence_set_ref")
     return offenders
 
 

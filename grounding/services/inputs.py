@@ -4,6 +4,7 @@ the shipped JSON Schemas (and the profile's stricter ones)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from grounding import structured
@@ -168,4 +169,39 @@ def check_use_basis(support: dict | None, *, pointer: str = "/support") -> list[
                 "use_basis generation_input needs a recorded generation_evidence_ref.",
             )
         ]
+    return []
+
+
+def check_string(
+    payload: dict[str, Any],
+    key: str,
+    *,
+    pointer: str,
+    max_length: int | None = None,
+    required: bool = False,
+) -> list[Offender]:
+    """A top-level string member: its type, presence and the column's length, checked
+    before any write (the database would refuse it with a 500 otherwise)."""
+    at = pointer_join(pointer, key)
+    value = payload.get(key)
+    if value is None or (value == "" and not required):
+        return [Offender(at, "required", f"{key} is required.")] if required else []
+    if not isinstance(value, str):
+        return [Offender(at, "type", f"{key} must be a string.")]
+    if required and not value.strip():
+        return [Offender(at, "required", f"{key} is required.")]
+    if max_length is not None and len(value) > max_length:
+        return [Offender(at, "max_length", f"{key} is longer than {max_length} characters.")]
+    return []
+
+
+def value_size_offenders(value: Any, pointer: str) -> list[Offender]:
+    """A JSON value stored without a schema, bounded like every structured value."""
+    try:
+        size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    except (TypeError, ValueError, RecursionError):
+        return [Offender(pointer, "type", "must be a JSON value.")]
+    limit = structured.max_value_bytes()
+    if size > limit:
+        return [Offender(pointer, "value.too_large", f"larger than {limit} bytes as JSON")]
     return []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import IntegrityError
 from django.utils import timezone
 
 from evidence.choices import AccessLabel
@@ -45,6 +46,10 @@ REGISTER_FIELDS = {
 DISCLOSURE_FIELDS = {"recipient_scope": "recipient_scope", "redaction_profile": "opt_ref",
                      "rights_ref": "opt_ref"}  # fmt: skip
 REGISTER_REASON = "registered as a candidate"
+# The columns' lengths (GroundingLink.owner_ref, .master_ref).
+MASTER_REF_CONFLICT = "master_ref_conflict"
+OWNER_REF_LENGTH = 255
+MASTER_REF_LENGTH = 512
 
 
 @dataclass
@@ -58,6 +63,7 @@ class _Prepared:
 def register(*, actor, payload: dict[str, Any]) -> GroundingLink:
     """Register one candidate link: record_state candidate, unassessed, revision 1."""
     prepared = _prepare(actor, payload, pointer="", lookups=Lookups())
+    refuse_master_ref_conflicts([prepared], pointers=[""])
     _write([prepared], actor=actor)
     return prepared.link
 
@@ -91,8 +97,60 @@ def register_many(*, actor, items: list[dict[str, Any]]) -> list[GroundingLink]:
                 raise
             offenders += refusal.offenders
     refuse_invalid(offenders)
+    refuse_master_ref_conflicts(prepared, pointers=[f"/items/{i}" for i in range(len(items))])
     _write(prepared, actor=actor)
     return [p.link for p in prepared]
+
+
+def refuse_master_ref_conflicts(prepared: list[_Prepared], *, pointers: list[str]) -> None:
+    """master_ref is unique: one already recorded, or given twice in one request, is a
+    409 master_ref_conflict naming each offending item (never the database's 500)."""
+    seen: dict[str, int] = {}
+    offenders: list[Offender] = []
+    for index, item in enumerate(prepared):
+        ref = item.link.master_ref
+        if ref is None:
+            continue
+        if ref in seen:
+            offenders.append(
+                Offender(
+                    pointer_join(pointers[index], "master_ref"),
+                    "duplicate",
+                    f"the same master_ref as {pointers[seen[ref]] or 'another item'}/master_ref.",
+                )
+            )
+        else:
+            seen[ref] = index
+    taken = (
+        set(
+            GroundingLink.objects.filter(master_ref__in=list(seen)).values_list(
+                "master_ref", flat=True
+            )
+        )
+        if seen
+        else set()
+    )
+    offenders += [
+        Offender(
+            pointer_join(pointers[index], "master_ref"),
+            "unique",
+            "a link with this master_ref is already recorded.",
+        )
+        for ref, index in seen.items()
+        if ref in taken
+    ]
+    if offenders:
+        raise MasterRefConflict(
+            MASTER_REF_CONFLICT,
+            "a master_ref is already recorded or given twice.",
+            offenders=sorted(offenders, key=lambda o: o.pointer),
+        )
+
+
+class MasterRefConflict(Refusal, IntegrityError):
+    """The unique violation the insert would have hit, found before it: still an
+    IntegrityError to callers that retry on one (from-citations replays the links a
+    concurrent identical request committed), a 409 refusal to everyone else."""
 
 
 def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepared:
@@ -114,11 +172,13 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepare
         require_role(actor, dimension, Role.CURATOR)
         require_published(profile)
 
-    for key in ("owner_ref",):
-        if not isinstance(payload.get(key), str) or not payload[key].strip():
-            offenders.append(
-                Offender(pointer_join(pointer, key), "required", f"{key} is required.")
-            )
+    offenders += inputs.check_string(
+        payload, "owner_ref", pointer=pointer, max_length=OWNER_REF_LENGTH, required=True
+    )
+    offenders += inputs.check_string(
+        payload, "master_ref", pointer=pointer, max_length=MASTER_REF_LENGTH
+    )
+    offenders += inputs.check_string(payload, "identity_decision", pointer=pointer)
     statement = payload.get("statement")
     anchor = payload.get("anchor")
     support = payload.get("support")

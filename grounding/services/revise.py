@@ -24,7 +24,7 @@ from grounding.services._common import (
     save_tracked,
 )
 from grounding.services.passages import Lookups, resolve_passage
-from grounding.services.register import DISCLOSURE_FIELDS
+from grounding.services.register import DISCLOSURE_FIELDS, OWNER_REF_LENGTH
 from grounding.timestamps import parse_rfc3339
 from policies import audit
 from policies.choices import Role
@@ -184,9 +184,15 @@ def _validate(link: GroundingLink, changes: dict[str, Any]) -> list[Offender]:
         offenders += inputs.structured.validate(
             "related_link_refs", changes["related_link_refs"], pointer="/related_link_refs"
         )
-    for key in ("owner_ref", "change_ref", "identity_decision"):
+    for key, max_length in (
+        ("change_ref", 512),
+        ("owner_ref", OWNER_REF_LENGTH),
+        ("identity_decision", None),
+    ):
         if key in changes and not isinstance(changes[key], str):
             offenders.append(Offender(f"/{key}", "type", f"{key} must be a string."))
+        elif key in changes:
+            offenders += inputs.check_string(changes, key, pointer="", max_length=max_length)
     if isinstance(changes.get("owner_ref"), str) and not changes["owner_ref"].strip():
         offenders.append(Offender("/owner_ref", "required", "owner_ref cannot be empty."))
     return offenders

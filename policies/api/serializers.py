@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -17,14 +19,16 @@ from policies.models import Dimension, DisclosureDecision, Profile
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 PROBLEM_DESCRIPTIONS = {
-    400: "validation_error (with offenders), parse_error, invalid_if_match, "
-    "expected_revision_conflict, unknown_reference or format_unavailable.",
+    400: "validation_error (with offenders), parse_error, body_too_deep (nested deeper "
+    "than GROUNDING_MAX_JSON_DEPTH), invalid_if_match, expected_revision_conflict, "
+    "unknown_reference or format_unavailable.",
     401: "not_authenticated.",
     403: "role_required or disclosure_not_decided.",
     404: "not_found.",
     405: "method_not_allowed.",
     409: "The request conflicts with the record's state (e.g. assessment_input_mismatch, "
-    "link_withdrawn, profile_not_published, dimension_inactive, decision_exists).",
+    "link_withdrawn, profile_not_published, dimension_inactive, decision_exists, "
+    "master_ref_conflict, integrity_conflict).",
     412: "revision_mismatch: the body carries current_revision.",
     413: "payload_too_large.",
     415: "unsupported_media_type: send application/json.",
@@ -77,6 +81,17 @@ class StrictSerializer(serializers.Serializer):
                         for key in unknown
                     }
                 )
+            # DRF's CharField turns 7 into "7": a number where a reference belongs is
+            # refused, as the schema says, not stored as its string form.
+            mistyped = {
+                name: [serializers.ErrorDetail("must be a string.", code="type")]
+                for name, field in self.fields.items()
+                if isinstance(field, serializers.CharField)
+                and data.get(name) is not None
+                and not isinstance(data[name], str)
+            }
+            if mistyped:
+                raise serializers.ValidationError(mistyped)
         return super().to_internal_value(data)
 
 
@@ -169,9 +184,14 @@ class ProfileInputSerializer(StrictSerializer, serializers.ModelSerializer):
         child=serializers.CharField(max_length=255), allow_empty=False
     )
     field_schemas = serializers.DictField(required=False, default=dict)
-    endpoint_role_map = serializers.DictField(child=serializers.CharField())
+    endpoint_role_map = serializers.DictField(child=serializers.CharField(max_length=255))
 
     def validate_field_schemas(self, value: dict[str, Any]) -> dict[str, Any]:
+        limit = settings.GROUNDING_MAX_VALUE_BYTES
+        if len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()) > limit:
+            raise serializers.ValidationError(
+                f"larger than {limit} bytes as JSON.", code="value.too_large"
+            )
         # A broken schema would fail every later registration under the profile.
         for schema in value.values():
             try:
