@@ -9,6 +9,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from grounding.db_timeouts import with_timeouts
 from grounding.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -129,6 +130,26 @@ if env_str("DATABASE_REPLICA_URL", default=""):
         MIDDLEWARE.index("policies.request_context.RequestIdMiddleware") + 1,
         "grounding.db_router.PrimaryForWritesMiddleware",
     )
+
+# A hung or refused database fails each request within seconds (503 database_unavailable
+# with Retry-After) instead of holding a worker thread: grounding/db_timeouts.py. Seconds;
+# 0 turns a limit off (e.g. DATABASE_STATEMENT_TIMEOUT=0 for a long one-off migration).
+DATABASE_CONNECT_TIMEOUT = env_int("DATABASE_CONNECT_TIMEOUT", default=3)
+DATABASE_STATEMENT_TIMEOUT = env_int("DATABASE_STATEMENT_TIMEOUT", default=30)
+DATABASE_LOCK_TIMEOUT = env_int("DATABASE_LOCK_TIMEOUT", default=10)
+DATABASE_IDLE_IN_TRANSACTION_TIMEOUT = env_int("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT", default=60)
+for _alias, _config in DATABASES.items():
+    DATABASES[_alias] = with_timeouts(
+        _config,
+        connect=DATABASE_CONNECT_TIMEOUT,
+        statement=DATABASE_STATEMENT_TIMEOUT,
+        lock=DATABASE_LOCK_TIMEOUT,
+        idle_in_transaction=DATABASE_IDLE_IN_TRANSACTION_TIMEOUT,
+    )
+# Seconds a client is told to wait (Retry-After) when the database does not answer.
+GROUNDING_DATABASE_RETRY_AFTER = env_int("GROUNDING_DATABASE_RETRY_AFTER", default=5)
+# /readyz gives up on the database checks after this long (milliseconds) and says 503.
+GROUNDING_READYZ_TIMEOUT_MS = env_int("GROUNDING_READYZ_TIMEOUT_MS", default=1500)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
