@@ -191,9 +191,34 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("GROUNDING_MAX_BODY_BYTES", default=8 * 10
 # Optional JSON-lines mirror of committed audit events (references only, no source text).
 GROUNDING_AUDIT_LOG_PATH = env_str("GROUNDING_AUDIT_LOG_PATH", default="")
 
+# The cache holds the throttle counters, so it is one store for every worker and server:
+# Redis when REDIS_URL is set (Django's own backend), else a database table that
+# migrations create (policies/migrations/0003_cache_table.py).
+REDIS_URL = env_str("REDIS_URL", default="")
+CACHE_TABLE = "grounding_cache"
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # A Redis that does not answer fails the request, never hangs it.
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
+        if REDIS_URL
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": CACHE_TABLE,
+            # Counters expire after their window; culling live ones would forget requests.
+            "OPTIONS": {"MAX_ENTRIES": 100_000},
+        }
+    )
+    | {"KEY_PREFIX": env_str("GROUNDING_CACHE_KEY_PREFIX", default="grounding")}
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # DRF's TokenAuthentication, failures throttled per address (scope auth_failure).
+        "grounding.api.throttling.ThrottledTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -209,11 +234,16 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_THROTTLE_CLASSES": ["grounding.api.throttling.ScopedUserRateThrottle"],
-    # Per user and scope; GROUNDING_THROTTLE_RATES="write=100/min,bulk=10/min" overrides.
+    # The client address for throttling: REMOTE_ADDR, or the X-Forwarded-For entry of the
+    # outermost of this many trusted proxies in front (0: the header is ignored).
+    "NUM_PROXIES": env_int("GROUNDING_TRUSTED_PROXIES", default=0),
+    # Per user and scope, and failed token authentications per client address;
+    # GROUNDING_THROTTLE_RATES="write=100/min,bulk=10/min" overrides. Counted in CACHES.
     "DEFAULT_THROTTLE_RATES": {
         "read": "1200/min",
         "write": "300/min",
         "bulk": "30/min",
+        "auth_failure": "20/min",
         **dict(
             item.split("=", 1)
             for item in env_list("GROUNDING_THROTTLE_RATES", default=[])
