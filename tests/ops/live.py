@@ -131,3 +131,47 @@ def gunicorn(database: str, *, workers: int = 1, threads: int = 2, **extra: str)
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=5)
     log.unlink(missing_ok=True)
+
+
+_PREPARE = """
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from rest_framework.authtoken.models import Token
+call_command("migrate", verbosity=0)
+user = get_user_model().objects.create_user("chunked-client")
+print(Token.objects.create(user=user).key)
+"""
+
+
+def sqlite_database_with_token(directory: Path) -> tuple[str, str]:
+    """A migrated SQLite file database holding one user; (its URL, the user's token)."""
+    database = f"sqlite:///{directory / 'served.sqlite3'}"
+    result = subprocess.run(
+        [sys.executable, "-c", _PREPARE],
+        cwd=PROJECT,
+        env=server_env(database),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return database, result.stdout.strip().splitlines()[-1]
+
+
+def raw_request(base: str, head: str, body_chunks: list[bytes] | None = None) -> tuple[int, bytes]:
+    """Send `head` (request line and headers) and, when given, a chunked body; return the
+    status and body of the answer (the connection is closed after it)."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as conn:
+        conn.sendall(head.replace("\n", "\r\n").encode() + b"\r\n")
+        for chunk in body_chunks or []:
+            conn.sendall(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+        if body_chunks is not None:
+            conn.sendall(b"0\r\n\r\n")
+        answer = b""
+        while part := conn.recv(65536):
+            answer += part
+    headers, _, content = answer.partition(b"\r\n\r\n")
+    return int(headers.split(b" ", 2)[1]), content
