@@ -64,6 +64,10 @@ def _length_required(start_response: Callable) -> Iterable[bytes]:
     body = json.dumps(problem("length_required", 411, detail)).encode()
     start_response(
         "411 Length Required",
-        [("Content-Type", PROBLEM_CONTENT_TYPE), ("Content-Length", str(len(body)))],
+        [
+            ("Content-Type", PROBLEM_CONTENT_TYPE),
+            ("Content-Length", str(len(body))),
+            ("Cache-Control", "no-store"),
+        ],
     )
     return [body]

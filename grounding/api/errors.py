@@ -142,7 +142,8 @@ DATABASE_UNAVAILABLE_DETAIL = (
 
 def database_unavailable(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
     """503 database_unavailable with Retry-After (settings.GROUNDING_DATABASE_RETRY_AFTER)."""
-    logger.warning("database unavailable: %s", type(exc).__name__, exc_info=exc)
+    # One line, no traceback: an outage produces many of these.
+    logger.warning("database unavailable: %s: %s", type(exc).__name__, str(exc).strip()[:500])
     retry_after = int(getattr(settings, "GROUNDING_DATABASE_RETRY_AFTER", 5))
     body = problem("database_unavailable", 503, DATABASE_UNAVAILABLE_DETAIL)
     body["retry_after"] = retry_after
