@@ -25,6 +25,8 @@ from django.db import DEFAULT_DB_ALIAS, transaction
 
 PRIMARY = DEFAULT_DB_ALIAS
 REPLICA = "replica"
+# The database cache's model (django.core.cache.backends.db).
+CACHE_APP_LABEL = "django_cache"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
 _pinned: ContextVar[bool] = ContextVar("database_pinned_to_primary", default=False)
@@ -48,6 +50,8 @@ class ReplicaRouter:
     def db_for_read(self, model, **hints) -> str:
         if not replica_configured() or _pinned.get():
             return PRIMARY
+        if model._meta.app_label == CACHE_APP_LABEL:
+            return PRIMARY  # throttle counters are read where they were just written
         if transaction.get_connection(PRIMARY).in_atomic_block:
             return PRIMARY
         return REPLICA

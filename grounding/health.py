@@ -5,12 +5,16 @@
 - `/readyz`: this instance can serve traffic: the primary database answers,
   every migration on disk is applied, and the read replica (when configured)
   answers. Otherwise 503. The body names each check and its state only; no
-  error text, host name or migration name is revealed.
+  error text, host name or migration name is revealed. The checks run in a thread
+  of their own on fresh connections, and the probe answers 503 when they have not
+  finished within GROUNDING_READYZ_TIMEOUT_MS: a hung database never hangs it, and
+  while one check is still waiting no second one is started.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -55,9 +59,7 @@ def _migrations_applied(alias: str) -> bool:
         return False
 
 
-@never_cache
-@require_safe
-def readyz(request):
+def _run_checks() -> dict[str, str]:
     checks: dict[str, str] = {}
     if _database_answers(DEFAULT_DB_ALIAS):
         checks["database"] = OK
@@ -67,6 +69,45 @@ def readyz(request):
         checks["migrations"] = UNAVAILABLE
     if REPLICA_ALIAS in settings.DATABASES:
         checks["replica"] = OK if _database_answers(REPLICA_ALIAS) else UNAVAILABLE
+    return checks
+
+
+_running_lock = threading.Lock()
+_running: threading.Thread | None = None
+
+
+def _checks_within(seconds: float) -> dict[str, str] | None:
+    """The checks' states, or None when they did not finish in time (or one from an
+    earlier probe is still waiting on the database)."""
+    global _running
+    result: dict[str, str] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            result.update(_run_checks())
+        finally:
+            # This thread's own connections: the next probe connects afresh.
+            connections.close_all()
+            done.set()
+
+    with _running_lock:
+        if _running is not None and _running.is_alive():
+            return None
+        _running = threading.Thread(target=work, name="readyz", daemon=True)
+        _running.start()
+    return result if done.wait(seconds) else None
+
+
+@never_cache
+@require_safe
+def readyz(request):
+    checks = _checks_within(settings.GROUNDING_READYZ_TIMEOUT_MS / 1000)
+    if checks is None:
+        logger.warning("readiness: the database checks did not finish in time")
+        checks = {"database": UNAVAILABLE, "migrations": UNAVAILABLE}
+        if REPLICA_ALIAS in settings.DATABASES:
+            checks["replica"] = UNAVAILABLE
     ready = all(state == OK for state in checks.values())
     return JsonResponse(
         {"status": OK if ready else UNAVAILABLE, "checks": checks},

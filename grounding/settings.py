@@ -7,8 +7,10 @@ required); `make run` sets what local use needs.
 from pathlib import Path
 
 import dj_database_url
+from csp import constants as csp
 from django.core.exceptions import ImproperlyConfigured
 
+from grounding.db_timeouts import with_timeouts
 from grounding.env import env_bool, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -54,6 +56,24 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
+# Content-Security-Policy on every response (django-csp): the admin, the link pages
+# and Swagger UI (served from drf-spectacular-sidecar, its script split out of the
+# page) load only their own scripts and styles; no inline script, no framing.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp.SELF],
+        "script-src": [csp.SELF],
+        "style-src": [csp.SELF],
+        "img-src": [csp.SELF, "data:"],
+        "font-src": [csp.SELF],
+        "connect-src": [csp.SELF],
+        "object-src": [csp.NONE],
+        "base-uri": [csp.SELF],
+        "form-action": [csp.SELF],
+        "frame-ancestors": [csp.NONE],
+    }
+}
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -75,6 +95,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "grounding.headers.ApiNoStoreMiddleware",
     "policies.request_context.RequestIdMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -148,6 +170,29 @@ if DATABASE_POOLER == "transaction":
         _database["DISABLE_SERVER_SIDE_CURSORS"] = True
         if _database["ENGINE"] == "django.db.backends.postgresql":
             _database.setdefault("OPTIONS", {})["prepare_threshold"] = None
+# A hung or refused database fails each request within seconds (503 database_unavailable
+# with Retry-After) instead of holding a worker thread: grounding/db_timeouts.py. Seconds;
+# 0 turns a limit off (e.g. DATABASE_STATEMENT_TIMEOUT=0 for a long one-off migration).
+DATABASE_CONNECT_TIMEOUT = env_int("DATABASE_CONNECT_TIMEOUT", default=3)
+DATABASE_STATEMENT_TIMEOUT = env_int("DATABASE_STATEMENT_TIMEOUT", default=30)
+DATABASE_LOCK_TIMEOUT = env_int("DATABASE_LOCK_TIMEOUT", default=10)
+DATABASE_IDLE_IN_TRANSACTION_TIMEOUT = env_int("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT", default=60)
+# PgBouncer (1.18) refuses the `options` startup parameter these travel in: behind a
+# transaction-mode pooler the server-side ones are set on the role instead
+# (ALTER ROLE … SET statement_timeout = …; README "Operating the topology").
+_SERVER_SIDE = DATABASE_POOLER != "transaction"
+for _alias, _config in DATABASES.items():
+    DATABASES[_alias] = with_timeouts(
+        _config,
+        connect=DATABASE_CONNECT_TIMEOUT,
+        statement=DATABASE_STATEMENT_TIMEOUT if _SERVER_SIDE else 0,
+        lock=DATABASE_LOCK_TIMEOUT if _SERVER_SIDE else 0,
+        idle_in_transaction=DATABASE_IDLE_IN_TRANSACTION_TIMEOUT if _SERVER_SIDE else 0,
+    )
+# Seconds a client is told to wait (Retry-After) when the database does not answer.
+GROUNDING_DATABASE_RETRY_AFTER = env_int("GROUNDING_DATABASE_RETRY_AFTER", default=5)
+# /readyz gives up on the database checks after this long (milliseconds) and says 503.
+GROUNDING_READYZ_TIMEOUT_MS = env_int("GROUNDING_READYZ_TIMEOUT_MS", default=1500)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -196,9 +241,34 @@ GROUNDING_MAX_VALUE_BYTES = env_int("GROUNDING_MAX_VALUE_BYTES", default=64 * 10
 # Optional JSON-lines mirror of committed audit events (references only, no source text).
 GROUNDING_AUDIT_LOG_PATH = env_str("GROUNDING_AUDIT_LOG_PATH", default="")
 
+# The cache holds the throttle counters, so it is one store for every worker and server:
+# Redis when REDIS_URL is set (Django's own backend), else a database table that
+# migrations create (policies/migrations/0003_cache_table.py).
+REDIS_URL = env_str("REDIS_URL", default="")
+CACHE_TABLE = "grounding_cache"
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # A Redis that does not answer fails the request, never hangs it.
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
+        if REDIS_URL
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": CACHE_TABLE,
+            # Counters expire after their window; culling live ones would forget requests.
+            "OPTIONS": {"MAX_ENTRIES": 100_000},
+        }
+    )
+    | {"KEY_PREFIX": env_str("GROUNDING_CACHE_KEY_PREFIX", default="grounding")}
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # DRF's TokenAuthentication, failures throttled per address (scope auth_failure).
+        "grounding.api.throttling.ThrottledTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -214,11 +284,16 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_THROTTLE_CLASSES": ["grounding.api.throttling.ScopedUserRateThrottle"],
-    # Per user and scope; GROUNDING_THROTTLE_RATES="write=100/min,bulk=10/min" overrides.
+    # The client address for throttling: REMOTE_ADDR, or the X-Forwarded-For entry of the
+    # outermost of this many trusted proxies in front (0: the header is ignored).
+    "NUM_PROXIES": env_int("GROUNDING_TRUSTED_PROXIES", default=0),
+    # Per user and scope, and failed token authentications per client address;
+    # GROUNDING_THROTTLE_RATES="write=100/min,bulk=10/min" overrides. Counted in CACHES.
     "DEFAULT_THROTTLE_RATES": {
         "read": "1200/min",
         "write": "300/min",
         "bulk": "30/min",
+        "auth_failure": "20/min",
         **dict(
             item.split("=", 1)
             for item in env_list("GROUNDING_THROTTLE_RATES", default=[])

@@ -2,6 +2,9 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from grounding.chunked import ChunkedBodyMiddleware
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "grounding.settings")
 
-application = get_wsgi_application()
+# Chunked bodies are buffered (or refused with 411) before Django reads them.
+application = ChunkedBodyMiddleware(get_wsgi_application())

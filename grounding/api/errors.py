@@ -9,13 +9,15 @@ an error never echoes a submitted value, so it cannot echo restricted content.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterator
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import DataError, IntegrityError
+from django.db import DataError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions
@@ -111,6 +113,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     elif isinstance(exc, RequestDataTooBig):
         status_code = 413
         body = problem("payload_too_large", 413, PayloadTooLarge.default_detail)
+    elif isinstance(exc, OperationalError | InterfaceError):
+        status_code, body, headers = database_unavailable(exc)
     elif isinstance(exc, exceptions.APIException):
         status_code = exc.status_code
         code, detail = _api_exception_text(exc)
@@ -176,6 +180,22 @@ def database_refusal(exc: IntegrityError | DataError) -> tuple[int, dict[str, An
         "The request conflicts with what is recorded.",
         offenders=[offender],
     )
+
+
+# A database that refuses, times out or drops the connection: the client may retry.
+DATABASE_UNAVAILABLE_DETAIL = (
+    "The database is not answering; retry after the time given in Retry-After."
+)
+
+
+def database_unavailable(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """503 database_unavailable with Retry-After (settings.GROUNDING_DATABASE_RETRY_AFTER)."""
+    # One line, no traceback: an outage produces many of these.
+    logger.warning("database unavailable: %s: %s", type(exc).__name__, str(exc).strip()[:500])
+    retry_after = int(getattr(settings, "GROUNDING_DATABASE_RETRY_AFTER", 5))
+    body = problem("database_unavailable", 503, DATABASE_UNAVAILABLE_DETAIL)
+    body["retry_after"] = retry_after
+    return 503, body, {"Retry-After": str(retry_after)}
 
 
 def _api_exception_text(exc: exceptions.APIException) -> tuple[str, str]:
@@ -277,6 +297,19 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
+    # Django calls handler500 inside its `except`: the exception is still current.
+    exc = sys.exc_info()[1]
+    if isinstance(exc, OperationalError | InterfaceError):
+        status_code, body, headers = database_unavailable(exc)
+        if _is_api(request):
+            response = JsonResponse(body, status=status_code, content_type=PROBLEM_CONTENT_TYPE)
+        else:
+            response = HttpResponse(
+                DATABASE_UNAVAILABLE_DETAIL, status=status_code, content_type="text/plain"
+            )
+        for name, value in headers.items():
+            response[name] = value
+        return response
     if not _is_api(request):
         return defaults.server_error(request)
     audit_refused_request(request, "internal_error", 500)

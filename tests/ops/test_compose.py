@@ -52,12 +52,29 @@ def test_the_schema_check_would_catch_a_broken_file(compose, schema):
     assert len(_errors(schema, broken)) >= 2
 
 
-def test_services_are_db_migrate_and_web_plus_the_optional_pooler_and_replica(compose):
+def test_services_are_db_redis_migrate_and_web_plus_the_optional_pooler_and_replica(compose):
     services = compose["services"]
     always = {name for name, service in services.items() if not service.get("profiles")}
-    assert always == {"db", "migrate", "web"}
+    assert always == {"db", "redis", "migrate", "web"}
     assert services["pgbouncer"]["profiles"] == ["pooler"]
     assert services["db-replica"]["profiles"] == ["replica"]
+
+
+def test_every_web_server_counts_throttles_in_the_one_redis(compose):
+    redis = compose["services"]["redis"]
+    assert redis["image"].startswith("redis:")
+    assert "ping" in redis["healthcheck"]["test"]
+    web = compose["services"]["web"]
+    assert web["depends_on"]["redis"] == {"condition": "service_healthy"}
+    assert web["environment"]["REDIS_URL"] == "${REDIS_URL:-redis://redis:6379/0}"
+    assert web["environment"]["GROUNDING_TRUSTED_PROXIES"].startswith("${GROUNDING_TRUSTED_")
+
+
+def test_migrate_has_no_statement_timeout_web_has_one(compose):
+    assert compose["services"]["migrate"]["environment"]["DATABASE_STATEMENT_TIMEOUT"] == "0"
+    web = compose["services"]["web"]["environment"]
+    assert web["DATABASE_STATEMENT_TIMEOUT"] == "${DATABASE_STATEMENT_TIMEOUT:-30}"
+    assert web["DATABASE_CONNECT_TIMEOUT"] == "${DATABASE_CONNECT_TIMEOUT:-3}"
 
 
 def test_postgres_has_a_healthcheck_and_a_named_volume(compose):

@@ -1,0 +1,163 @@
+"""Throttle counters are shared by every worker and server, keyed on an address the
+client cannot choose, and failed authentication is throttled per address.
+
+In-process tests check the rules; the gunicorn tests run two real servers on the
+test run's PostgreSQL (database cache) or on Redis (REDIS_URL), and count one limit
+across both.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+
+import pytest
+import requests
+from django.db import connection
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from tests.conftest import requires_postgres
+from tests.ops.live import database_url, gunicorn
+
+LIST = "/api/v1/groundings/"
+WRONG = {"HTTP_AUTHORIZATION": "Token " + "f" * 40}
+REDIS_URL = os.environ.get("GROUNDING_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+
+
+@pytest.fixture
+def rates(settings):
+    def set_rates(**rates: str) -> None:
+        rest = dict(settings.REST_FRAMEWORK)
+        rest["DEFAULT_THROTTLE_RATES"] = {"read": "1000/min", "write": "1000/min", **rates}
+        settings.REST_FRAMEWORK = rest
+
+    return set_rates
+
+
+def assert_throttled(status: int, headers, body: dict) -> None:
+    assert status == 429
+    assert headers["Content-Type"] == "application/problem+json"
+    assert 0 < int(headers["Retry-After"]) <= 60
+    assert body["code"] == "throttled" and body["retry_after"] == int(headers["Retry-After"])
+
+
+@pytest.mark.django_db
+def test_wrong_tokens_are_throttled_per_address_whatever_x_forwarded_for_says(rates):
+    rates(auth_failure="3/min")
+    client = APIClient()
+    statuses = [
+        client.get(LIST, HTTP_X_FORWARDED_FOR=f"203.0.113.{n}", **WRONG).status_code
+        for n in range(3)
+    ]
+    assert statuses == [401, 401, 401]
+    response = client.get(LIST, HTTP_X_FORWARDED_FOR="198.51.100.9", **WRONG)
+    assert_throttled(response.status_code, response, response.json())
+    # Another address still gets its own failures.
+    assert client.get(LIST, REMOTE_ADDR="192.0.2.7", **WRONG).status_code == 401
+
+
+@pytest.mark.django_db
+def test_a_valid_token_is_not_locked_out_by_failures_from_its_address(rates, world):
+    rates(auth_failure="2/min")
+    client = APIClient()
+    for _ in range(3):
+        client.get(LIST, **WRONG)
+    assert client.get(LIST, **WRONG).status_code == 429
+    token = Token.objects.create(user=world.curator)
+    assert client.get(LIST, HTTP_AUTHORIZATION=f"Token {token.key}").status_code == 200
+
+
+@pytest.mark.django_db
+def test_behind_one_trusted_proxy_the_address_is_the_one_that_proxy_saw(rates, settings):
+    rates(auth_failure="2/min")
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    client = APIClient()
+    # The client prepends made-up hops; the proxy appends the address it saw.
+    for forged in ("10.0.0.1", "10.0.0.2"):
+        response = client.get(LIST, HTTP_X_FORWARDED_FOR=f"{forged}, 203.0.113.5", **WRONG)
+        assert response.status_code == 401
+    response = client.get(LIST, HTTP_X_FORWARDED_FOR="10.0.0.3, 203.0.113.5", **WRONG)
+    assert response.status_code == 429
+    response = client.get(LIST, HTTP_X_FORWARDED_FOR="203.0.113.6", **WRONG)
+    assert response.status_code == 401
+
+
+@pytest.mark.django_db
+def test_counters_are_rows_of_the_database_cache_table(rates, world, settings):
+    assert settings.CACHES["default"]["BACKEND"] == "django.core.cache.backends.db.DatabaseCache"
+    rates(read="1/min")
+    client = APIClient()
+    client.force_authenticate(world.curator)
+    assert client.get(LIST).status_code == 200
+    response = client.get(LIST)
+    assert_throttled(response.status_code, response, response.json())
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT cache_key FROM grounding_cache")
+        keys = [row[0] for row in cursor.fetchall()]
+    assert f"grounding:1:throttle_read_user:{world.curator.pk}" in keys
+
+
+# -- two real servers, one limit
+
+
+def _one_limit_across_two_servers(world, **server_env: str) -> str:
+    token = Token.objects.create(user=world.curator)
+    env = {
+        "GROUNDING_THROTTLE_RATES": "read=6/min,auth_failure=4/min",
+        "GROUNDING_CACHE_KEY_PREFIX": f"test-{uuid.uuid4().hex}",
+        **server_env,
+    }
+    with gunicorn(database_url(), **env) as first, gunicorn(database_url(), **env) as second:
+        servers = [first, second]
+
+        def get(n: int, key: str) -> requests.Response:
+            headers = {"Authorization": f"Token {key}"}
+            return requests.get(servers[n % 2] + LIST, headers=headers, timeout=30)
+
+        reads = [get(n, token.key) for n in range(10)]
+        failures = [get(n, "f" * 40) for n in range(7)]
+    assert [r.status_code for r in reads] == [200] * 6 + [429] * 4
+    for response in reads[6:] + failures[4:]:
+        assert_throttled(response.status_code, response.headers, response.json())
+    assert [r.status_code for r in failures] == [401] * 4 + [429] * 3
+    return env["GROUNDING_CACHE_KEY_PREFIX"]
+
+
+@requires_postgres
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_gunicorn_servers_share_one_limit_in_the_database_cache(world):
+    prefix = _one_limit_across_two_servers(world)
+    with connection.cursor() as cursor:  # committed by the servers: leave none behind
+        cursor.execute("DELETE FROM grounding_cache WHERE cache_key LIKE %s", [f"{prefix}:%"])
+        assert cursor.rowcount == 2  # the user's read window and the address's failures
+
+
+def _redis_reachable() -> bool:
+    host, port = REDIS_URL.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@requires_postgres
+@pytest.mark.postgres
+@pytest.mark.skipif(not _redis_reachable(), reason=f"no Redis answers at {REDIS_URL}")
+@pytest.mark.django_db(transaction=True)
+def test_two_gunicorn_servers_share_one_limit_in_redis(world):
+    import redis
+
+    prefix = _one_limit_across_two_servers(world, REDIS_URL=REDIS_URL)
+    store = redis.Redis.from_url(REDIS_URL)
+    keys = store.keys(f"{prefix}:*")
+    assert len(keys) == 2
+    store.delete(*keys)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM grounding_cache WHERE cache_key LIKE %s", [prefix + "%"]
+        )
+        assert cursor.fetchone()[0] == 0
