@@ -21,7 +21,6 @@ COPY evidence ./evidence
 COPY policies ./policies
 RUN pip install .
 COPY manage.py ./
-COPY templates ./templates
 
 # Hashed, compressed static files for WhiteNoise. The key only lets settings load
 # during the build; the real DJANGO_SECRET_KEY is supplied at run time.

@@ -4,6 +4,7 @@ Defaults are safe for production (DEBUG off, no hosts allowed, a secret key is
 required); `make run` sets what local use needs.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -62,7 +63,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    # Client tokens, stored hashed with an expiry (policies/tokens.py).
+    "knox",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -91,7 +93,9 @@ WSGI_APPLICATION = "grounding.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        # Templates live in the apps (grounding/templates/, evidence/templates/), so the
+        # wheel carries them; nothing is read from a project-level folder.
+        "DIRS": [],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -172,7 +176,7 @@ GROUNDING_AUDIT_LOG_PATH = env_str("GROUNDING_AUDIT_LOG_PATH", default="")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "policies.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -199,6 +203,16 @@ REST_FRAMEWORK = {
             if "=" in item
         ),
     },
+}
+
+# Client tokens (django-rest-knox rows; issued by `manage.py issue_token`): the
+# header is `Authorization: Token <key>`, keys are stored as SHA-512 digests, and
+# every token expires; a lifetime is not extended by use.
+GROUNDING_TOKEN_TTL_DAYS = env_int("GROUNDING_TOKEN_TTL_DAYS", default=90)
+REST_KNOX = {
+    "AUTH_HEADER_PREFIX": "Token",
+    "TOKEN_TTL": timedelta(days=GROUNDING_TOKEN_TTL_DAYS),
+    "AUTO_REFRESH": False,
 }
 
 SPECTACULAR_SETTINGS = {
