@@ -10,9 +10,14 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from grounding.env import env_bool, env_int, env_list, env_str
+from grounding.env import env_bool, env_int, env_list, env_str, load_env_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# Local defaults from `.env` beside manage.py (`make install` writes it from
+# `.env.example`: DEBUG on, text logs); the environment always wins, and the image
+# has no such file. README "Settings (environment)".
+ENV_FILE = load_env_file(BASE_DIR / ".env")
 
 DEBUG = env_bool("DJANGO_DEBUG", default=False)
 
