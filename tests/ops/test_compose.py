@@ -103,7 +103,9 @@ def test_dockerfile_builds_a_non_root_gunicorn_image():
     dockerfile = (PROJECT / "Dockerfile").read_text(encoding="utf-8")
     lines = [line.strip() for line in dockerfile.splitlines()]
     assert next(line for line in lines if line.startswith("FROM")) == "FROM python:3.11-slim"
-    assert "RUN pip install ." in lines
+    # Locked dependencies first, then the project without resolving again.
+    assert "RUN pip install --require-hashes -r requirements.lock" in lines
+    assert "RUN pip install --no-deps ." in lines
     assert "collectstatic --noinput" in dockerfile
     user_lines = [line for line in lines if line.startswith("USER ")]
     assert user_lines and user_lines[-1] not in ("USER root", "USER 0")

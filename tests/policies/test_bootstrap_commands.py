@@ -205,3 +205,17 @@ def test_malformed_keys_are_401_problems_never_500(header):
     assert response["Content-Type"].startswith("application/problem+json")
     assert response.json()["code"] == "not_authenticated"
     assert response["WWW-Authenticate"] == "Token"
+
+
+def test_the_admin_lists_tokens_by_prefix_read_only(client):
+    ops = get_user_model().objects.create_superuser("ops", "ops@example.org", "pw-for-tests")
+    key = factories.token_for(ops)
+    client.force_login(ops)
+
+    page = client.get("/admin/knox/authtoken/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert key[:15] in html
+    # The digest is the row's primary key (in its links); the key is nowhere.
+    assert key not in html
+    assert client.get("/admin/knox/authtoken/add/").status_code == 403
