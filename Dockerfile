@@ -14,14 +14,16 @@ WORKDIR /app
 RUN groupadd --system app \
     && useradd --system --gid app --home-dir /app --no-create-home --shell /usr/sbin/nologin app
 
-# Dependencies first (cached while only the source changes), then the project itself.
+# Dependencies first, exactly as locked (cached while only the source changes), then
+# the project itself without resolving again.
+COPY requirements.lock ./
+RUN pip install --require-hashes -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY grounding ./grounding
 COPY evidence ./evidence
 COPY policies ./policies
-RUN pip install .
+RUN pip install --no-deps .
 COPY manage.py ./
-COPY templates ./templates
 
 # Hashed, compressed static files for WhiteNoise. The key only lets settings load
 # during the build; the real DJANGO_SECRET_KEY is supplied at run time.

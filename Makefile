@@ -4,20 +4,36 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint ci clean bench prod-smoke
+.PHONY: install run test lint ci clean bench lock prod-smoke
 
-$(STAMP): pyproject.toml
+# Local runs: DEBUG on and human-readable log lines, unless the environment says otherwise.
+LOCAL := DJANGO_DEBUG=$${DJANGO_DEBUG:-1} DJANGO_LOG_FORMAT=$${DJANGO_LOG_FORMAT:-text}
+
+# Dependencies come from the hash-pinned lock (`make lock` refreshes it from
+# pyproject.toml); the project itself is then installed without resolving again.
+$(STAMP): pyproject.toml requirements-dev.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-install: $(STAMP)
+# Local defaults read by the settings (DEBUG, text logs, the demo password).
+.env:
+	cp .env.example .env
+
+install: $(STAMP) .env
 
 run: install
-	DJANGO_DEBUG=1 $(BIN)/python manage.py migrate --noinput
-	DJANGO_DEBUG=1 GROUNDING_DEMO_PASSWORD=$${GROUNDING_DEMO_PASSWORD:-demo-only-password} $(BIN)/python manage.py seed_demo
-	DJANGO_DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(LOCAL) $(BIN)/python manage.py migrate --noinput
+	$(LOCAL) GROUNDING_DEMO_PASSWORD=$${GROUNDING_DEMO_PASSWORD:-demo-only-password} $(BIN)/python manage.py seed_demo
+	$(LOCAL) $(BIN)/python manage.py runserver 127.0.0.1:8000
+
+# Re-pin every dependency (with hashes) after changing pyproject.toml.
+lock: install
+	$(BIN)/python -m pip install --quiet 'pip-tools>=7.4,<8'
+	$(BIN)/pip-compile --quiet --strip-extras --generate-hashes --allow-unsafe --no-emit-index-url --no-emit-find-links -o requirements.lock pyproject.toml
+	$(BIN)/pip-compile --quiet --strip-extras --generate-hashes --allow-unsafe --no-emit-index-url --no-emit-find-links --extra dev -o requirements-dev.lock pyproject.toml
 
 test: install
 	$(BIN)/pytest $(PYTEST_ARGS)

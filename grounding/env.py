@@ -1,6 +1,9 @@
 """Typed reads of environment variables for settings."""
 
 import os
+from pathlib import Path
+
+from dotenv import load_dotenv
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -32,3 +35,20 @@ def env_list(name: str, *, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def load_env_file(default: Path) -> Path | None:
+    """Read local defaults from a `.env` file into the environment (python-dotenv).
+
+    Variables already in the environment win. `GROUNDING_ENV_FILE` names another
+    file; set to the empty string it turns the file off (the test suite does, so
+    a developer's `.env` never changes what the tests see). Returns the file read.
+    """
+    named = os.environ.get("GROUNDING_ENV_FILE")
+    if named == "":
+        return None
+    path = Path(named) if named else default
+    if not path.is_file():
+        return None
+    load_dotenv(path, override=False)
+    return path

@@ -4,6 +4,7 @@ Defaults are safe for production (DEBUG off, no hosts allowed, a secret key is
 required); `make run` sets what local use needs.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -11,9 +12,14 @@ from csp import constants as csp
 from django.core.exceptions import ImproperlyConfigured
 
 from grounding.db_timeouts import with_timeouts
-from grounding.env import env_bool, env_int, env_list, env_str
+from grounding.env import env_bool, env_int, env_list, env_str, load_env_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+# Local defaults from `.env` beside manage.py (`make install` writes it from
+# `.env.example`: DEBUG on, text logs); the environment always wins, and the image
+# has no such file. README "Settings (environment)".
+ENV_FILE = load_env_file(BASE_DIR / ".env")
 
 DEBUG = env_bool("DJANGO_DEBUG", default=False)
 
@@ -82,7 +88,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    # Client tokens, stored hashed with an expiry (policies/tokens.py).
+    "knox",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -98,6 +105,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "grounding.headers.ApiNoStoreMiddleware",
     "policies.request_context.RequestIdMiddleware",
+    "grounding.api.middleware.ApiNotFoundMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -119,7 +127,9 @@ WSGI_APPLICATION = "grounding.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        # Templates live in the apps (grounding/templates/, evidence/templates/), so the
+        # wheel carries them; nothing is read from a project-level folder.
+        "DIRS": [],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -300,6 +310,16 @@ REST_FRAMEWORK = {
             if "=" in item
         ),
     },
+}
+
+# Client tokens (django-rest-knox rows; issued by `manage.py issue_token`): the
+# header is `Authorization: Token <key>`, keys are stored as SHA-512 digests, and
+# every token expires; a lifetime is not extended by use.
+GROUNDING_TOKEN_TTL_DAYS = env_int("GROUNDING_TOKEN_TTL_DAYS", default=90)
+REST_KNOX = {
+    "AUTH_HEADER_PREFIX": "Token",
+    "TOKEN_TTL": timedelta(days=GROUNDING_TOKEN_TTL_DAYS),
+    "AUTO_REFRESH": False,
 }
 
 SPECTACULAR_SETTINGS = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from knox.models import AuthToken
 from simple_history.admin import SimpleHistoryAdmin
 
 from policies import governance
@@ -183,3 +184,23 @@ class AuditEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
         return self.has_module_permission(request)
+
+
+# Client tokens are issued and revoked with the audited commands (`issue_token`,
+# `revoke_token`); knox's own admin would add them unaudited.
+admin.site.unregister(AuthToken)
+
+
+@admin.register(AuthToken)
+class ClientTokenAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("token_key", "user", "created", "expiry")
+    list_filter = ("expiry",)
+    search_fields = ("token_key", "user__username")
+    fields = ("token_key", "user", "created", "expiry")
+    ordering = ("-created",)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_superuser)
+
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return bool(request.user.is_superuser)

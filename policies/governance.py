@@ -52,6 +52,26 @@ def grant_role(*, actor, dimension: Dimension, user, role: Role) -> DimensionMem
 
 
 @transaction.atomic
+def revoke_role(*, actor, dimension: Dimension, user, role: Role) -> bool:
+    """Remove the membership (its history keeps who held it); False if none was held."""
+    membership = DimensionMembership.objects.filter(
+        dimension=dimension, user=user, role=role
+    ).first()
+    if membership is None:
+        return False
+    membership._history_user = actor if getattr(actor, "pk", None) else None
+    membership._change_reason = f"revoked {role}"
+    membership.delete()
+    audit.record(
+        actor=actor,
+        action="revoke_role",
+        dimension=dimension,
+        references={"user": user.get_username(), "role": str(role)},
+    )
+    return True
+
+
+@transaction.atomic
 def create_profile(*, actor, values: dict[str, Any]) -> Profile:
     profile = Profile(**{**values, "status": ProfileStatus.DRAFT})
     profile.full_clean()

@@ -30,6 +30,13 @@ class UserFactory(factory.django.DjangoModelFactory):
     password = factory.django.Password("correct horse battery")
 
 
+def token_for(user) -> str:
+    """A fresh client token key for `user` (issued as `manage.py issue_token` does)."""
+    from policies import tokens
+
+    return tokens.issue_token(actor=None, user=user).key
+
+
 def make_dimension(name: str | None = None, **overrides: Any) -> Dimension:
     name = name or f"dim{next(_seq)}"
     values = {

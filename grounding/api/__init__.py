@@ -1,2 +1,2 @@
 """The REST API (`/api/v1/`): thin views over grounding.services, rendered through
-the one disclosure projection. Contract: /work/shared/design/API.md."""
+the one disclosure projection. Contract: docs/api.md."""

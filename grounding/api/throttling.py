@@ -17,10 +17,11 @@ cannot pick its own address by sending the header.
 
 from __future__ import annotations
 
-from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed, Throttled
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
+
+from policies.authentication import TokenAuthentication
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 AUTH_FAILURE_SCOPE = "auth_failure"
@@ -90,8 +91,8 @@ class FailedAuthenticationThrottle(_RuntimeRateThrottle):
 
 
 class ThrottledTokenAuthentication(TokenAuthentication):
-    """DRF's token authentication; a failure is 401 until the address's failures
-    are used up, then 429 with Retry-After."""
+    """Token authentication (hashed keys: policies.authentication); a failure is
+    401 until the address's failures are used up, then 429 with Retry-After."""
 
     def authenticate(self, request):
         try:

@@ -62,7 +62,10 @@ class AuditEventFilter(django_filters.FilterSet):
 
 class AuditCursorPagination(CursorPagination):
     ordering = ("-occurred_at", "-event_id")
+    # The same page sizes as the other lists.
     page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
 
 
 def events_visible_to(user) -> QuerySet[AuditEvent]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from tests import factories
@@ -16,8 +15,7 @@ PROBLEM = "application/problem+json"
 def client_for(user) -> APIClient:
     client = APIClient()
     if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {factories.token_for(user)}")
     return client
 
 

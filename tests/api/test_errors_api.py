@@ -28,6 +28,18 @@ def test_an_unknown_api_path_is_a_404_problem(world):
     problem(client_for(world.curator).get("/api/v1/nowhere/"), 404, "not_found")
 
 
+def test_an_unknown_api_path_is_a_404_problem_under_debug_too(world, settings):
+    # With DEBUG, Django renders its technical HTML page instead of handler404.
+    settings.DEBUG = True
+    client = client_for(world.curator)
+    problem(client.get("/api/v1/nowhere/"), 404, "not_found")
+    problem(client.get("/api/nowhere"), 404, "not_found")
+    # APPEND_SLASH still redirects a path that exists with its slash.
+    assert client.get("/api/v1/groundings").status_code == 301
+    page = client.get("/nowhere/")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+
+
 def test_a_path_outside_the_api_keeps_djangos_own_404(world):
     response = Client().get("/not-the-api/")
     assert response.status_code == 404

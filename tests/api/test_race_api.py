@@ -6,7 +6,6 @@ import threading
 
 import pytest
 import requests
-from rest_framework.authtoken.models import Token
 
 from grounding.models import GroundingLink
 from tests import factories
@@ -19,7 +18,7 @@ WRITERS = 10
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_patches_of_one_revision_apply_exactly_once(world, live_server):
     link = factories.register_link(world.curator, world.dimension, world.profile, world.passage)
-    token = Token.objects.create(user=world.curator).key
+    token = factories.token_for(world.curator)
     endpoint = f"{live_server.url}/api/v1/groundings/{link.grounding_id}/"
     barrier = threading.Barrier(WRITERS)
     results: list[tuple[int, dict]] = []

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from evidence.wsp import validate_response
 from policies.disclosure import record_internal_decisions
 from policies.models import Dimension, DimensionMembership
+from tests import factories
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -88,8 +88,7 @@ def outsider(db):
 
 def client_for(user) -> APIClient:
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {factories.token_for(user)}")
     return client
 
 

@@ -138,10 +138,10 @@ import django
 django.setup()
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
+from policies import tokens
 call_command("migrate", verbosity=0)
 user = get_user_model().objects.create_user("chunked-client")
-print(Token.objects.create(user=user).key)
+print(tokens.issue_token(actor=None, user=user).key)
 """
 
 

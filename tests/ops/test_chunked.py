@@ -10,9 +10,9 @@ from wsgiref.util import setup_testing_defaults
 
 import pytest
 import requests
-from rest_framework.authtoken.models import Token
 
 from grounding.models import GroundingLink
+from tests import factories
 from tests.api.helpers import register_body
 from tests.conftest import requires_postgres
 from tests.ops.live import database_url, gunicorn, raw_request, sqlite_database_with_token
@@ -70,10 +70,10 @@ def test_a_chunked_body_over_the_limit_is_413(served):
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_chunked_bulk_registration_is_written(world):
-    token = Token.objects.create(user=world.curator)
+    token = factories.token_for(world.curator)
     body = json.dumps({"items": [register_body(world), register_body(world)]}).encode()
     with gunicorn(database_url()) as base:
-        status, content = raw_request(base, head(token.key), split(body, 5))
+        status, content = raw_request(base, head(token), split(body, 5))
     assert status == 201, content[:500]
     written = [item["grounding_id"] for item in json.loads(content)["items"]]
     assert len(written) == 2

@@ -16,6 +16,7 @@ import pytest
 import requests
 from django.db import connection
 
+from tests import factories
 from tests.conftest import requires_postgres
 from tests.ops.live import HungListener, database_url, gunicorn
 
@@ -123,9 +124,8 @@ def test_connections_carry_the_configured_server_side_timeouts(db):
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_lock_held_past_the_lock_timeout_is_503_not_a_hang(world, link):
-    from rest_framework.authtoken.models import Token
 
-    token = Token.objects.create(user=world.curator)
+    token = factories.token_for(world.curator)
     with gunicorn(database_url(), DATABASE_LOCK_TIMEOUT="1") as base:
         held, release = threading.Event(), threading.Event()
 
@@ -153,7 +153,7 @@ def test_a_lock_held_past_the_lock_timeout_is_503_not_a_hang(world, link):
             response = requests.patch(
                 f"{base}{API}{link.pk}/",
                 json={"owner_ref": "urn:team:x", "revision_reason": "handover"},
-                headers={"Authorization": f"Token {token.key}", "If-Match": '"1"'},
+                headers={"Authorization": f"Token {token}", "If-Match": '"1"'},
                 timeout=30,
             )
             elapsed = time.monotonic() - started

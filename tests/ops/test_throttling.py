@@ -15,9 +15,9 @@ import uuid
 import pytest
 import requests
 from django.db import connection
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests import factories
 from tests.conftest import requires_postgres
 from tests.ops.live import database_url, gunicorn
 
@@ -65,8 +65,8 @@ def test_a_valid_token_is_not_locked_out_by_failures_from_its_address(rates, wor
     for _ in range(3):
         client.get(LIST, **WRONG)
     assert client.get(LIST, **WRONG).status_code == 429
-    token = Token.objects.create(user=world.curator)
-    assert client.get(LIST, HTTP_AUTHORIZATION=f"Token {token.key}").status_code == 200
+    token = factories.token_for(world.curator)
+    assert client.get(LIST, HTTP_AUTHORIZATION=f"Token {token}").status_code == 200
 
 
 @pytest.mark.django_db
@@ -103,7 +103,7 @@ def test_counters_are_rows_of_the_database_cache_table(rates, world, settings):
 
 
 def _one_limit_across_two_servers(world, **server_env: str) -> str:
-    token = Token.objects.create(user=world.curator)
+    token = factories.token_for(world.curator)
     env = {
         "GROUNDING_THROTTLE_RATES": "read=6/min,auth_failure=4/min",
         "GROUNDING_CACHE_KEY_PREFIX": f"test-{uuid.uuid4().hex}",
@@ -116,7 +116,7 @@ def _one_limit_across_two_servers(world, **server_env: str) -> str:
             headers = {"Authorization": f"Token {key}"}
             return requests.get(servers[n % 2] + LIST, headers=headers, timeout=30)
 
-        reads = [get(n, token.key) for n in range(10)]
+        reads = [get(n, token) for n in range(10)]
         failures = [get(n, "f" * 40) for n in range(7)]
     assert [r.status_code for r in reads] == [200] * 6 + [429] * 4
     for response in reads[6:] + failures[4:]:

@@ -85,7 +85,12 @@ class Command(BaseCommand):
                 progress.update(task, description=batch[0][0])
                 outcomes.extend(self._import_batch(actor, batch, dimension))
                 progress.advance(task, len(batch))
-        out.print(self._summary(outcomes))
+        # A terminal too narrow for the eight columns gets one block per response instead
+        # of a table whose cells wrap into unreadable slivers.
+        if out.width < WIDE_TABLE_COLUMNS:
+            out.print(_blocks(outcomes), soft_wrap=False)
+        else:
+            out.print(self._summary(outcomes))
         rejected = sum(1 for o in outcomes if o.outcome == "rejected")
         out.print(
             f"{len(outcomes)} response(s): "
@@ -148,6 +153,30 @@ class Command(BaseCommand):
             # Text(), not markup: file names and ids are data, never rich markup.
             table.add_row(*(Text(cell) for cell in cells))
         return table
+
+
+# Below this many columns the summary table's cells wrap; blocks are printed instead.
+WIDE_TABLE_COLUMNS = 120
+
+
+def _blocks(outcomes: list[Outcome]) -> Text:
+    """The summary for a narrow terminal: per response, its place, outcome and
+    execution id on one line, then its counts or its reasons, indented."""
+    text = Text()
+    for o in outcomes:
+        text.append(o.location, style="bold")
+        text.append(f"  {o.outcome}  {o.execution_id}\n")
+        counts = o.report.get("observations", {})
+        if counts:
+            text.append(
+                f"    {counts.get('received', 0)} received, {counts.get('created', 0)} created, "
+                f"{counts.get('duplicates', 0)} duplicates, "
+                f"novelty {o.report.get('novelty_score', '-')}\n"
+            )
+        for reason in o.reasons:
+            text.append(f"    {reason.pointer or '/'} {reason.code}\n")
+    text.rstrip()
+    return text
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
-"""Demo data exactly as API.md describes: Dimension `demo`, profile
-`wm-mem-016@1.0.0`, one user per role with a DRF token. Idempotent."""
+"""Demo data exactly as docs/api.md describes: Dimension `demo`, profile
+`wm-mem-016@1.0.0`, one user per role with a token. Idempotent for the data; the
+tokens are stored hashed, so each run issues fresh ones (and revokes the demo
+users' earlier ones) to be able to print them."""
 
 from __future__ import annotations
 
@@ -9,11 +11,10 @@ import os
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
-from rest_framework.authtoken.models import Token
 
 from grounding.choices import SupportKind
 from grounding.management import demo_data
-from policies import governance
+from policies import governance, tokens
 from policies.choices import ProfileStatus, Role
 from policies.models import Dimension, Profile
 
@@ -81,7 +82,7 @@ class Command(BaseCommand):
             profile = governance.create_profile(actor=None, values=PROFILE)
         if profile.status == ProfileStatus.DRAFT:
             governance.publish_profile(actor=None, profile=profile)
-        tokens = {}
+        keys = {}
         User = get_user_model()
         for role, username in USERS.items():
             user, created = User.objects.get_or_create(username=username)
@@ -93,5 +94,6 @@ class Command(BaseCommand):
                 user.set_unusable_password()
                 user.save()
             governance.grant_role(actor=None, dimension=dimension, user=user, role=Role(role))
-            tokens[role] = Token.objects.get_or_create(user=user)[0].key
-        return {"dimension": dimension.name, "profile": profile.ref, "tokens": tokens}, 0
+            tokens.revoke_tokens(actor=None, user=user)
+            keys[role] = tokens.issue_token(actor=None, user=user).key
+        return {"dimension": dimension.name, "profile": profile.ref, "tokens": keys}, 0
