@@ -106,6 +106,10 @@ def values_for(route: Route, name: str, conv: str | None, world) -> list[str]:
     }
     if name in by_name:
         return [str(v) for v in by_name[name]]
+    # A model whose primary key has the parameter's name: its rows.
+    for candidate in apps.get_models():
+        if candidate._meta.pk.name == name:
+            return [str(pk) for pk in candidate._default_manager.values_list("pk", flat=True)[:6]]
     if conv == "uuid":
         return world.link_ids[:3] + world.passage_ids[:3]
     if conv == "int":
