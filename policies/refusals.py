@@ -69,6 +69,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "link_withdrawn": 409,
     "link_disposed": 409,
     "execution_conflict": 409,
+    "change_conflict": 409,
     "export_unrepresentable": 422,
 }
 
