@@ -57,6 +57,9 @@ LINK_FIELDS = (
     "current_statement",
 )
 _FINAL = (RecordState.WITHDRAWN, RecordState.DISPOSED)
+_READ = ("record_state", "resolution_state", "current_passage")
+_STATEMENT = tuple(f"current_statement__{f.name}" for f in StatementBinding._meta.concrete_fields)
+_PASSAGE = ("current_passage__passage", "current_passage__passage__access_label")
 
 
 def affected_links(notification: ChangeNotification) -> QuerySet[GroundingLink]:
@@ -142,6 +145,8 @@ def apply_batch(
         affected_links(notification)
         .filter(pk__in=keys)
         .select_related("current_statement", "current_passage__passage")
+        # What the batch reads or sets; history rows are copied by the database.
+        .only(*_READ, *LINK_FIELDS, *_STATEMENT, *_PASSAGE)
         .order_by("pk")
     )
     _write(notification, links, actor=actor)

@@ -19,6 +19,7 @@ from grounding.services import changes
 from policies.models import AuditEvent
 from policies.refusals import Refusal
 from tests import factories
+from tests.conftest import requires_postgres
 
 
 def payload(world, **overrides):
@@ -264,3 +265,24 @@ def test_applying_a_notification_any_number_of_times_equals_applying_it_once(
     assert ChangeNotification.objects.filter(dimension=dimension).count() == 1
     expected = 1 if kind == "assessment" else 3
     assert first.notification.affected == expected
+
+
+@requires_postgres  # elsewhere the bulk writer saves row by row
+@pytest.mark.parametrize("kind", ["answer", "source"])
+def test_a_batch_costs_the_same_queries_whatever_its_size(world, kind):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    subject = "urn:answer:42@2" if kind == "answer" else world.passage.canonical_url
+    counts = []
+    for size, ref in ((2, "urn:change:q2"), (12, "urn:change:q12")):
+        dimension = factories.make_dimension()
+        curator = factories.user_with_roles(dimension, "curator")
+        for _ in range(size):
+            factories.register_link(curator, dimension, world.profile, world.passage)
+        body = payload(world, dimension=dimension.name, change_ref=ref, kind=kind,
+                       subject_ref=subject)  # fmt: skip
+        with CaptureQueriesContext(connection) as queries:
+            assert services.notify_change(actor=curator, payload=body).notification.affected == size
+        counts.append(len(queries.captured_queries))
+    assert counts[0] == counts[1]
