@@ -125,6 +125,7 @@ class ChangeNotificationListView(ApiView):
         errors=(400,),
         etag=False,
         tags=TAGS,
+        operation_id="change_notifications_list",
     )
     def get(self, request: Request) -> Response:
         queryset = _filtered(_readable(request.user), request.query_params)
@@ -166,6 +167,7 @@ class ChangeNotificationDetailView(ApiView):
         errors=(404,),
         etag=False,
         tags=TAGS,
+        operation_id="change_notifications_read",
     )
     def get(self, request: Request, notification_id: uuid.UUID) -> Response:
         notification = (
