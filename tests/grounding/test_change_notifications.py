@@ -286,3 +286,35 @@ def test_a_batch_costs_the_same_queries_whatever_its_size(world, kind):
             assert services.notify_change(actor=curator, payload=body).notification.affected == size
         counts.append(len(queries.captured_queries))
     assert counts[0] == counts[1]
+
+
+@requires_postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_same_notification_posted_twice_at_once_revises_each_link_once(world):
+    import threading
+
+    register(world, 7)
+    barrier = threading.Barrier(2)
+    outcomes = []
+
+    def post() -> None:
+        from django.db import connection
+
+        try:
+            barrier.wait(timeout=30)
+            outcome = services.notify_change(
+                actor=world.curator, payload=payload(world), batch_size=2
+            )
+            outcomes.append((outcome.created, outcome.notification.affected))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=post) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert sorted(outcomes) == [(False, 7), (True, 7)]
+    assert {row[1] for row in snapshot(world)} == {2}
+    assert {row[-1] for row in snapshot(world)} == {2}
+    assert ChangeNotificationLink.objects.count() == 7
