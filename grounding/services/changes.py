@@ -110,7 +110,14 @@ def fan_out(
         batch = apply_batch(notification, actor=actor, batch_size=batch_size, scope=scope)
         if batch.is_final(batch_size):
             _complete(notification, actor=actor)
-    cursor = batch.cursor
+    return finish(actor, notification, after=batch.cursor, scope=scope, batch_size=batch_size)
+
+
+def finish(
+    actor, notification: ChangeNotification, *, after=None, scope=None, batch_size=BATCH_SIZE
+) -> ChangeNotification:
+    """Apply the remaining batches of a recorded notification, one transaction each."""
+    cursor = after
     while notification.completed_at is None:
         notification, cursor = _continue(
             actor=actor,
@@ -133,12 +140,7 @@ def notify_change(*, actor, payload: Any, batch_size: int = BATCH_SIZE) -> Outco
         # A concurrent first post of the same change_ref committed first: this one
         # is its replay.
         outcome, cursor = _open(actor=actor, payload=payload, batch_size=batch_size)
-    notification = outcome.notification
-    while notification.completed_at is None:
-        notification, cursor = _continue(
-            actor=actor, notification_id=notification.pk, after=cursor, batch_size=batch_size
-        )
-    outcome.notification = notification
+    outcome.notification = finish(actor, outcome.notification, after=cursor, batch_size=batch_size)
     return outcome
 
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification, GroundingLink
-from grounding.services.changes import fan_out
+from grounding.services.changes import fan_out, finish
 from grounding.services.fanout import affected_links
 from policies.models import Dimension
 
@@ -36,6 +36,11 @@ def sweep_review_due(
     stamp = cutoff.strftime("%Y%m%dT%H%M%S.%fZ")
     recorded = []
     for dimension in dimensions or list(Dimension.objects.filter(is_active=True)):
+        # A sweep interrupted before its last batch is finished first.
+        for unfinished in ChangeNotification.objects.select_related("dimension").filter(
+            dimension=dimension, kind=ChangeKind.REVIEW_DUE, completed_at__isnull=True
+        ):
+            recorded.append(finish(actor, unfinished))
         values = {
             "change_ref": f"urn:change:review-due:{dimension.name}:{stamp}",
             "kind": ChangeKind.REVIEW_DUE,

@@ -318,3 +318,26 @@ def test_the_same_notification_posted_twice_at_once_revises_each_link_once(world
     assert {row[1] for row in snapshot(world)} == {2}
     assert {row[-1] for row in snapshot(world)} == {2}
     assert ChangeNotificationLink.objects.count() == 7
+
+
+def test_a_sweep_interrupted_before_its_last_batch_is_finished_by_the_next(world):
+    _due(world, 5, "2026-11-30T00:00:00Z")
+    now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    values = {
+        "change_ref": "urn:change:review-due:interrupted",
+        "kind": "review_due",
+        "subject_ref": now.isoformat(),
+        "observed_at": now,
+        "reason": "review_due passed",
+    }
+    # The first transaction (record and a first batch of 2) committed, then it died.
+    from grounding.services.fanout import apply_batch
+
+    with transaction.atomic():
+        notification = changes._record(world.curator, world.dimension, values)
+        apply_batch(notification, actor=world.curator, batch_size=2)
+    [finished] = services.sweep_review_due(now=now + timedelta(minutes=1))
+    assert finished.pk == notification.pk
+    assert finished.completed_at is not None and finished.affected == 5
+    assert {row[1] for row in snapshot(world)} == {2}
+    assert services.sweep_review_due(now=now + timedelta(minutes=2)) == []
