@@ -62,7 +62,7 @@ class Outcome:
 def _open(*, actor, payload: Any, batch_size: int) -> tuple[Outcome, Any]:
     dimension, values = _validated(actor, payload)
     existing = (
-        ChangeNotification.objects.select_for_update()
+        ChangeNotification.objects.select_for_update(of=("self",))
         .select_related("dimension")
         .filter(dimension=dimension, change_ref=values["change_ref"])
         .first()
@@ -88,7 +88,7 @@ def _continue(*, actor, notification_id, after, batch_size: int, scope=None):
     """One further batch in its own transaction; the record's lock keeps two
     resumers of the same notification from interleaving."""
     notification = (
-        ChangeNotification.objects.select_for_update()
+        ChangeNotification.objects.select_for_update(of=("self",))
         .select_related("dimension")
         .get(pk=notification_id)
     )
@@ -192,7 +192,7 @@ def record_and_apply(
     """In the caller's transaction: the notification (or its same-body replay) with
     every batch applied."""
     existing = (
-        ChangeNotification.objects.select_for_update()
+        ChangeNotification.objects.select_for_update(of=("self",))
         .select_related("dimension")
         .filter(dimension=dimension, change_ref=values["change_ref"])
         .first()
