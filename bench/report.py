@@ -27,6 +27,12 @@ def print_table(results: dict) -> None:
             row(f"bulk register links/s, {c['writers']} writers", c["per_s"], "≥ 5000")
         if b:
             row("COPY / bulk register", round(b["copy_links_per_s"] / r["links_per_s"], 2), "≤ 10")
+    f = results.get("fanout")
+    if f:
+        for kind in ("answer", "source"):
+            if kind in f:
+                row(f"change fan-out links/s ({kind}, {f['links']:,} links)",
+                    f[kind]["links_per_s"])  # fmt: skip
     w = results.get("wsp_import")
     if w:
         if "per_document_observations_per_s" in w:

@@ -1,7 +1,8 @@
 """`make bench`: how fast the registry is, beside PostgreSQL's own limit.
 
 Runs on PostgreSQL only, in a fresh database, and writes bench/results.json.
-Sizes can be reduced for a quick look: BENCH_READ_LINKS, BENCH_HTTP_REQUESTS."""
+Sizes can be reduced for a quick look: BENCH_READ_LINKS, BENCH_HTTP_REQUESTS,
+BENCH_FANOUT_LINKS."""
 
 from __future__ import annotations
 
@@ -73,6 +74,7 @@ def main() -> None:
     steps = [
         ("baseline", workloads.baseline),
         ("bulk_register", workloads.bulk_register),
+        ("fanout", workloads.fanout),
         ("wsp_import", workloads.wsp_import),
         ("http_register", lambda: workloads.http_register(tokens)),
         ("concurrency", lambda: workloads.concurrency(tokens)),

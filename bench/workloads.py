@@ -94,6 +94,54 @@ def bulk_register() -> dict:
     }
 
 
+def fanout() -> dict:
+    """A change notification fanned out to BENCH_FANOUT_LINKS links through the bulk
+    writer in batches (one transaction each): an answer change (a new statement binding
+    per link) and a source change of the same links, in links per second."""
+    import resource
+
+    from grounding import services
+    from grounding.services.fanout import BATCH_SIZE
+
+    count = int(os.environ.get("BENCH_FANOUT_LINKS", "100000"))
+    curator = _curator()
+    answer = "urn:bench:answer:fanout@1"
+    source = "https://example.org/bench/fanout"
+    offset = 40_000_000
+    started = time.perf_counter()
+    for start in range(0, count, BATCH):
+        items = []
+        for i in range(start, min(count, start + BATCH)):
+            item = generate.register_payload(offset + i)
+            item["statement"]["answer_revision_ref"] = answer
+            item["passage"]["source_revision_binding"]["source_ref"] = source
+            items.append(item)
+        services.register_many(actor=curator, items=items)
+    register_seconds = time.perf_counter() - started
+    figures = {"links": count, "batch_size": BATCH_SIZE,
+               "register_seconds": round(register_seconds, 1)}  # fmt: skip
+    for kind, subject in (("answer", answer), ("source", source)):
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        started = time.perf_counter()
+        outcome = services.notify_change(
+            actor=curator,
+            payload={"dimension": "demo", "change_ref": f"urn:bench:change:{kind}",
+                     "kind": kind, "subject_ref": subject,
+                     "observed_at": "2026-12-01T09:00:00Z", "reason": "bench"},
+        )  # fmt: skip
+        seconds = time.perf_counter() - started
+        assert outcome.notification.affected == count, outcome.notification.affected
+        figures[kind] = {
+            "seconds": round(seconds, 2),
+            "links_per_s": round(count / seconds),
+            "max_rss_growth_mb": round(
+                (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024, 1
+            ),
+        }
+    figures["links_per_s"] = figures["answer"]["links_per_s"]
+    return figures
+
+
 def concurrent_writers(kind: str, *, writers: int, batches: int, batch_size: int,
                        offset: int) -> dict:  # fmt: skip
     """The same kind of batches from one writer process per core at once: how a

@@ -25,6 +25,12 @@ from grounding.admin_actions import (
     run_builtin_resolver,
     withdraw_links,
 )
+from grounding.admin_changes import (
+    PENDING_FIRST,
+    send_overdue_to_review,
+    sent_by,
+    with_sending_notification,
+)
 from grounding.admin_forms import (
     LinkChangeForm,
     initial_from,
@@ -71,7 +77,7 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
         "current_passage__passage",
     )
     list_per_page = 50
-    actions = (withdraw_links, mark_for_recheck, run_builtin_resolver)
+    actions = (withdraw_links, mark_for_recheck, run_builtin_resolver, send_overdue_to_review)
     object_history_template = "admin/grounding/groundinglink/object_history.html"
 
     # -- rights follow Dimension roles
@@ -93,6 +99,14 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
 
     def has_resolve_permission(self, request: HttpRequest) -> bool:
         return holds(request, Role.CURATOR, Role.REVIEWER)
+
+    # -- the review queue: pending links first, with the notification that sent them
+
+    def get_queryset(self, request: HttpRequest):
+        return with_sending_notification(super().get_queryset(request))
+
+    def get_ordering(self, request: HttpRequest):
+        return [PENDING_FIRST.asc(), "-grounding_id"]
 
     # -- list columns, masked per row by the reader's disclosure
 
@@ -117,6 +131,7 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
             "dimension",
             "record_state",
             "recheck_state",
+            sent_by,
             "display_state",
             "resolution_state",
             cell("support", "support kind", F.SUPPORT, lambda link: link.support_kind),

@@ -99,3 +99,15 @@ class ProjectionFormat(models.TextChoices):
     NATIVE = "native", "native"
     WEB_ANNOTATION = "web-annotation", "W3C Web Annotation"
     PROV_O = "prov-o", "PROV-O"
+
+
+class ChangeKind(models.TextChoices):
+    """What changed, making a link's support worth rechecking (the profile's change_ref:
+    "source, answer, policy or assessment change notification")."""
+
+    SOURCE = "source", "source"
+    ANSWER = "answer", "answer"
+    POLICY = "policy", "policy"
+    ASSESSMENT = "assessment", "assessment"
+    # Recorded by the review-deadline sweep (`recheck_due`), never posted by a client.
+    REVIEW_DUE = "review_due", "review deadline passed"

@@ -92,7 +92,77 @@ def insert_with_history(
     _copy_history(connection, model, history_model, objs, when, user, change_reason)
 
 
-def _copy_history(connection, model, history_model, objs, when, user, change_reason) -> None:
+def update_with_history(
+    model: type[models.Model],
+    objs: Sequence[models.Model],
+    fields: Sequence[str],
+    *,
+    user,
+    change_reason: str,
+    date: datetime | None = None,
+) -> None:
+    """Save changed `fields` (and auto_now ones) of existing tracked `objs`, with one "~"
+    history row each, as `save()` per row would.
+
+    On PostgreSQL: one UPDATE … FROM unnest(arrays) for the batch, then the history
+    rows copied by the database from the rows just updated. Elsewhere: save() per row.
+    The caller holds the rows' locks (SELECT … FOR UPDATE) in its transaction.
+    """
+    if not objs:
+        return
+    using = router.db_for_write(model)
+    connection = connections[using]
+    history_model = _history_model(model)
+    when = date or timezone.now()
+    if connection.vendor != "postgresql":
+        for obj in objs:
+            obj._history_user = user
+            obj._history_date = when
+            obj._change_reason = change_reason
+            obj.save(using=using)
+        return
+    meta = model._meta
+    touched = [meta.get_field(name) for name in fields]
+    touched += [
+        f for f in meta.concrete_fields if getattr(f, "auto_now", False) and f not in touched
+    ]
+    pk = meta.pk
+    quote = connection.ops.quote_name
+    columns = [pk, *touched]
+    arrays = [[_db_value(pk, getattr(obj, pk.attname), connection) for obj in objs]]
+    for field in touched:
+        arrays.append([_db_value(field, field.pre_save(obj, False), connection) for obj in objs])
+    casts = ", ".join(f"%s::{_array_type(f, connection)}" for f in columns)
+    names = ", ".join(f"c{i}" for i in range(len(columns)))
+    sets = ", ".join(
+        f"{quote(f.column)} = v.c{i + 1}{'::jsonb' if _is_json(f) else ''}"
+        for i, f in enumerate(touched)
+    )
+    statement = (
+        f"UPDATE {quote(meta.db_table)} AS t SET {sets} "
+        f"FROM unnest({casts}) AS v({names}) WHERE t.{quote(pk.column)} = v.c0"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement, arrays)
+        if cursor.rowcount != len(objs):
+            raise RuntimeError(f"updated {cursor.rowcount} rows for {len(objs)} objects")
+    _copy_history(
+        connection, model, history_model, objs, when, user, change_reason, history_type="~"
+    )
+
+
+def _is_json(field: models.Field) -> bool:
+    return field.get_internal_type() == "JSONField"
+
+
+def _array_type(field: models.Field, connection) -> str:
+    # JSON travels as text (the converter's JSON text) and is cast per row.
+    return "text[]" if _is_json(field) else f"{field.db_type(connection)}[]"
+
+
+def _copy_history(
+    connection, model, history_model, objs, when, user, change_reason, history_type: str = "+"
+) -> None:
     """History rows copied by the database from the rows just written, in `objs` order:
     they hold what was stored, and no value crosses the wire twice."""
     # No object of a direct batch carries its own history user, date or reason.
@@ -100,7 +170,7 @@ def _copy_history(connection, model, history_model, objs, when, user, change_rea
         "history_date": when,
         "history_user_id": getattr(user, "pk", None),
         "history_change_reason": change_reason,
-        "history_type": "+",
+        "history_type": history_type,
     }
     statement, extra_fields = _history_statement(model, history_model, connection.alias)
     params = [_db_value(f, extra[f.attname], connection) for f in extra_fields]

@@ -74,6 +74,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "execution_conflict": 409,
     "master_ref_conflict": 409,
     "integrity_conflict": 409,
+    "change_conflict": 409,
     "export_unrepresentable": 422,
 }
 

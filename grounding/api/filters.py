@@ -28,6 +28,8 @@ class LinkFilter(django_filters.FilterSet):
     )
     passage_id = django_filters.UUIDFilter(field_name="current_passage__passage_id")
     support_kind = django_filters.ChoiceFilter(choices=SupportKind.choices)
+    # The review queue: links a given change notification sent back to review.
+    change_ref = django_filters.CharFilter(field_name="change_ref")
 
     class Meta:
         model = GroundingLink
@@ -39,6 +41,7 @@ class LinkFilter(django_filters.FilterSet):
             "answer_revision_ref",
             "passage_id",
             "support_kind",
+            "change_ref",
         ]
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from grounding.api import views, views_history, views_records, views_sets
+from grounding.api import views, views_changes, views_history, views_records, views_sets
 
 app_name = "grounding_api"
 
@@ -27,6 +27,16 @@ urlpatterns = [
         name="link-revision",
     ),
     path(f"{link}projection/", views_history.ProjectionView.as_view(), name="link-projection"),
+    path(
+        "change-notifications/",
+        views_changes.ChangeNotificationListView.as_view(),
+        name="change-notification-list",
+    ),
+    path(
+        "change-notifications/<uuid:notification_id>/",
+        views_changes.ChangeNotificationDetailView.as_view(),
+        name="change-notification-detail",
+    ),
     path("evidence-sets/", views_sets.EvidenceSetListView.as_view(), name="evidence-set-list"),
     # Set refs may hold "/", so the member routes come before the greedy detail route.
     path(

@@ -1,4 +1,5 @@
 from grounding.models.bindings import PassageBinding, StatementBinding
+from grounding.models.changes import ChangeNotification, ChangeNotificationLink
 from grounding.models.evidence_sets import EvidenceSet, EvidenceSetMembership
 from grounding.models.link import GroundingLink
 from grounding.models.records import (
@@ -12,6 +13,8 @@ from grounding.models.records import (
 __all__ = [
     "AnchorObservation",
     "Assessment",
+    "ChangeNotification",
+    "ChangeNotificationLink",
     "Disposal",
     "EvidenceSet",
     "EvidenceSetMembership",

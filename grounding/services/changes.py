@@ -1,0 +1,351 @@
+"""Change notifications: a source, answer, policy or assessment change is recorded
+once per `change_ref` in a Dimension and fans out to the links it affects, each of
+which gets exactly one new revision in `pending_review` (API.md "Change
+notifications").
+
+Transactions. A notification that affects at most one batch of links (BATCH_SIZE)
+is recorded and applied in one transaction, with its audit events. A larger one is
+recorded, with its first batch, in a first transaction; each further batch is a
+short transaction of its own, and the record is marked complete (`completed_at`,
+`affected`) in the last one. Until then the record reads as incomplete. Whoever
+posts the same notification again (a retry after a crash or a timeout, or a
+concurrent duplicate) resumes the remaining batches, so every affected link still
+gets exactly one revision: a batch locks its links and skips those the notification
+has already revised, and a database constraint backs that up.
+
+Composable body: `notify_source_changes` runs inside its caller's transaction (the
+WSP import), applying every batch there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from grounding.choices import ChangeKind
+from grounding.models import ChangeNotification
+from grounding.services._common import operation, refuse_invalid, save_tracked
+from grounding.services.fanout import BATCH_SIZE, apply_batch
+from grounding.timestamps import parse_rfc3339
+from policies import audit
+from policies.choices import Role
+from policies.models import Dimension
+from policies.refusals import Offender, Refusal
+from policies.services import require_active, require_role, roles_of
+from policies.text import storable
+
+NOTIFICATION_FIELDS = ("dimension", "change_ref", "kind", "subject_ref", "observed_at", "reason")
+# Kinds a client may post; review deadlines are swept by `recheck_due`.
+POSTED_KINDS = (ChangeKind.SOURCE, ChangeKind.ANSWER, ChangeKind.POLICY, ChangeKind.ASSESSMENT)
+_POSTED = {str(k) for k in POSTED_KINDS}
+NOTIFYING_ROLES = (Role.CURATOR, Role.STEWARD)
+# A URI: scheme ":" and no white space or control character.
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:[^\s\x00-\x1f\x7f]+$")
+_HTTP = re.compile(r"^https?://[^/?#\s]+", re.IGNORECASE)
+_REF = re.compile(r"^[^\s\x00-\x1f\x7f]+$")
+
+
+@dataclass
+class Outcome:
+    notification: ChangeNotification
+    created: bool
+
+
+@operation("notify_change")
+def _open(*, actor, payload: Any, batch_size: int) -> tuple[Outcome, Any]:
+    dimension, values = _validated(actor, payload)
+    existing = (
+        ChangeNotification.objects.select_for_update(of=("self",))
+        .select_related("dimension")
+        .filter(dimension=dimension, change_ref=values["change_ref"])
+        .first()
+    )
+    if existing is not None:
+        _require_same(existing, values)
+        audit.record(
+            actor=actor,
+            action="notify_change",
+            dimension=dimension,
+            references={"change_ref": existing.change_ref, "replay": True},
+        )
+        return Outcome(existing, created=False), None
+    notification = _record(actor, dimension, values)
+    batch = apply_batch(notification, actor=actor, batch_size=batch_size)
+    if batch.is_final(batch_size):
+        _complete(notification, actor=actor)
+    return Outcome(notification, created=True), batch.cursor
+
+
+@operation("notify_change")
+def _continue(*, actor, notification_id, after, batch_size: int, scope=None):
+    """One further batch in its own transaction; the record's lock keeps two
+    resumers of the same notification from interleaving."""
+    notification = (
+        ChangeNotification.objects.select_for_update(of=("self",))
+        .select_related("dimension")
+        .get(pk=notification_id)
+    )
+    if notification.completed_at is not None:
+        return notification, None
+    batch = apply_batch(notification, actor=actor, after=after, batch_size=batch_size, scope=scope)
+    if batch.is_final(batch_size):
+        _complete(notification, actor=actor)
+    return notification, batch.cursor
+
+
+def fan_out(
+    actor, dimension: Dimension, values: dict[str, Any], *, scope=None, batch_size=BATCH_SIZE
+) -> ChangeNotification:
+    """A notification made here (not posted: the review-deadline sweep), recorded with
+    its first batch, then one transaction per further batch."""
+    with transaction.atomic(durable=True):
+        notification = _record(actor, dimension, values)
+        batch = apply_batch(notification, actor=actor, batch_size=batch_size, scope=scope)
+        if batch.is_final(batch_size):
+            _complete(notification, actor=actor)
+    return finish(actor, notification, after=batch.cursor, scope=scope, batch_size=batch_size)
+
+
+def finish(
+    actor, notification: ChangeNotification, *, after=None, scope=None, batch_size=BATCH_SIZE
+) -> ChangeNotification:
+    """Apply the remaining batches of a recorded notification, one transaction each."""
+    cursor = after
+    while notification.completed_at is None:
+        notification, cursor = _continue(
+            actor=actor,
+            notification_id=notification.pk,
+            after=cursor,
+            batch_size=batch_size,
+            scope=scope,
+        )
+    return notification
+
+
+def notify_change(*, actor, payload: Any, batch_size: int = BATCH_SIZE) -> Outcome:
+    """Record and fan out one posted notification; the same again resumes or replays.
+
+    Refusals (`validation_error`, `not_found`, `role_required`, `change_conflict`) are
+    audited and leave nothing written."""
+    try:
+        outcome, cursor = _open(actor=actor, payload=payload, batch_size=batch_size)
+    except IntegrityError:
+        # A concurrent first post of the same change_ref committed first: this one
+        # is its replay.
+        outcome, cursor = _open(actor=actor, payload=payload, batch_size=batch_size)
+    outcome.notification = finish(actor, outcome.notification, after=cursor, batch_size=batch_size)
+    return outcome
+
+
+def notify_source_changes(
+    *,
+    actor,
+    dimension: Dimension,
+    changes: list[tuple[str, str, str]],
+    observed_at: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """Record a `source` notification per `(canonical_url, change_ref, reason)` and send
+    the Dimension's links bound to that source back to review, all inside the caller's
+    transaction (for the WSP import). Returns the import report's `changes` entries,
+    `[{"canonical_url", "change_ref", "affected"}]`, in the order given.
+
+    Idempotent per change_ref: a change_ref already recorded with the same body is
+    reported as it was (no new revision); with another body it raises Refusal
+    `change_conflict`, and the caller's transaction should roll back. `observed_at`
+    (default: none recorded) is part of the body, so a replaying import should pass
+    the same value or none.
+    """
+    require_active(dimension)
+    require_role(actor, dimension, *NOTIFYING_ROLES)
+    entries = []
+    with transaction.atomic(savepoint=False):
+        for canonical_url, change_ref, reason in changes:
+            values = {
+                "change_ref": change_ref,
+                "kind": ChangeKind.SOURCE,
+                "subject_ref": canonical_url,
+                "observed_at": observed_at,
+                "reason": reason,
+            }
+            refuse_invalid(_value_offenders(values, pointer_base=""))
+            notification = record_and_apply(actor, dimension, values)
+            entries.append(
+                {
+                    "canonical_url": canonical_url,
+                    "change_ref": change_ref,
+                    "affected": notification.affected,
+                }
+            )
+    return entries
+
+
+def record_and_apply(
+    actor, dimension: Dimension, values: dict[str, Any], *, scope=None
+) -> ChangeNotification:
+    """In the caller's transaction: the notification (or its same-body replay) with
+    every batch applied."""
+    existing = (
+        ChangeNotification.objects.select_for_update(of=("self",))
+        .select_related("dimension")
+        .filter(dimension=dimension, change_ref=values["change_ref"])
+        .first()
+    )
+    if existing is not None:
+        _require_same(existing, values)
+        notification = existing
+    else:
+        notification = _record(actor, dimension, values)
+    cursor = None
+    while notification.completed_at is None:
+        batch = apply_batch(notification, actor=actor, after=cursor, scope=scope)
+        if batch.is_final(BATCH_SIZE):
+            _complete(notification, actor=actor)
+        cursor = batch.cursor
+    return notification
+
+
+def body_sha256(values: dict[str, Any]) -> str:
+    """The digest of what a notification says; change_ref and Dimension are its key."""
+    observed = values.get("observed_at")
+    body = {
+        "kind": str(values["kind"]),
+        "subject_ref": values["subject_ref"],
+        "observed_at": observed.astimezone(UTC).isoformat() if observed else None,
+        "reason": values["reason"],
+    }
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _record(actor, dimension: Dimension, values: dict[str, Any]) -> ChangeNotification:
+    notification = ChangeNotification(
+        dimension=dimension,
+        change_ref=values["change_ref"],
+        kind=values["kind"],
+        subject_ref=values["subject_ref"],
+        observed_at=values["observed_at"],
+        reason=values["reason"],
+        body_sha256=body_sha256(values),
+        recorded_by=actor if getattr(actor, "pk", None) else None,
+    )
+    save_tracked(notification, actor=actor, reason=f"change {notification.change_ref} recorded")
+    return notification
+
+
+def _complete(notification: ChangeNotification, *, actor) -> None:
+    notification.affected = notification.affected_links.count()
+    notification.completed_at = timezone.now()
+    save_tracked(notification, actor=actor, reason=f"change {notification.change_ref} applied")
+    audit.record(
+        actor=actor,
+        action="notify_change",
+        dimension=notification.dimension,
+        references={
+            "change_ref": notification.change_ref,
+            "kind": notification.kind,
+            "affected": notification.affected,
+        },
+    )
+
+
+def _require_same(existing: ChangeNotification, values: dict[str, Any]) -> None:
+    if existing.body_sha256 != body_sha256(values):
+        raise Refusal(
+            "change_conflict",
+            "this change_ref is already recorded in the Dimension with another body.",
+            extra={"change_ref": existing.change_ref},
+        )
+
+
+def _validated(actor, payload: Any) -> tuple[Dimension, dict[str, Any]]:
+    if not isinstance(payload, dict):
+        refuse_invalid([Offender("", "type", "the body must be an object.")])
+    name = payload.get("dimension")
+    if not isinstance(name, str) or not name.strip():
+        refuse_invalid([Offender("/dimension", "required", "dimension is required.")])
+    dimension = Dimension.objects.filter(name=name).first()
+    # A Dimension where the caller holds no role is not disclosed to exist.
+    if dimension is None or not roles_of(actor, dimension):
+        raise Refusal("not_found", "no Dimension of this name is visible to you.")
+    require_active(dimension)
+    require_role(actor, dimension, *NOTIFYING_ROLES)
+    offenders = [
+        Offender(f"/{key}", "unknown_field", f"unknown field {key!r}.")
+        for key in payload
+        if key not in NOTIFICATION_FIELDS
+    ]
+    values = {key: payload.get(key) for key in NOTIFICATION_FIELDS if key != "dimension"}
+    observed = values["observed_at"]
+    if observed is None:
+        offenders.append(Offender("/observed_at", "required", "observed_at is required."))
+    elif not isinstance(observed, str) or parse_rfc3339(observed) is None:
+        offenders.append(
+            Offender("/observed_at", "format", "observed_at must be an RFC 3339 date-time.")
+        )
+    else:
+        values["observed_at"] = parse_rfc3339(observed)
+    kind = values["kind"]
+    if kind is None:
+        offenders.append(Offender("/kind", "required", "kind is required."))
+    elif not isinstance(kind, str) or kind not in _POSTED:
+        offenders.append(
+            Offender("/kind", "enum", "kind must be source, answer, policy or assessment.")
+        )
+    offenders += _value_offenders(values, pointer_base="", check_kind=False)
+    refuse_invalid(sorted(offenders, key=lambda o: o.pointer))
+    return dimension, values
+
+
+def _value_offenders(
+    values: dict[str, Any], *, pointer_base: str, check_kind: bool = True
+) -> list[Offender]:
+    offenders = []
+    for key, limit in (("change_ref", 512), ("reason", 4000)):
+        value = values.get(key)
+        if not isinstance(value, str) or not value.strip():
+            offenders.append(
+                Offender(f"{pointer_base}/{key}", "required", f"{key} must be a non-empty string.")
+            )
+        elif len(value) > limit or not storable(value):
+            offenders.append(
+                Offender(f"{pointer_base}/{key}", "max_length", f"{key} cannot be stored.")
+            )
+    if isinstance(values.get("change_ref"), str) and not _REF.match(values["change_ref"]):
+        offenders.append(
+            Offender(f"{pointer_base}/change_ref", "format", "change_ref holds no white space.")
+        )
+    kind = values.get("kind")
+    if check_kind and kind not in _POSTED:
+        offenders.append(Offender(f"{pointer_base}/kind", "enum", "unknown kind."))
+    subject = values.get("subject_ref")
+    problem = _subject_problem(kind, subject)
+    if problem:
+        offenders.append(Offender(f"{pointer_base}/subject_ref", *problem))
+    return offenders
+
+
+def _subject_problem(kind: Any, subject: Any) -> tuple[str, str] | None:
+    if not isinstance(subject, str) or not subject:
+        return "required", "subject_ref must be a non-empty string."
+    if not storable(subject):
+        return "format", "subject_ref cannot be stored."
+    if kind == ChangeKind.SOURCE:
+        if len(subject) > 2048 or not _URI.match(subject):
+            return "subject_shape", "a source subject is a canonical URL or a passage ref."
+        if subject.lower().startswith(("http:", "https:")) and not _HTTP.match(subject):
+            return "subject_shape", "a canonical URL needs a host."
+        return None
+    if len(subject) > 512 or not _REF.match(subject):
+        names = {
+            ChangeKind.ANSWER: "an answer_revision_ref",
+            ChangeKind.POLICY: "a policy ref",
+            ChangeKind.ASSESSMENT: "an assessment_ref",
+        }
+        return "subject_shape", f"the subject is {names.get(kind, 'a ref')} without white space."
+    return None

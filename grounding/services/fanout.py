@@ -1,0 +1,231 @@
+"""The fan-out of a change notification: which links a change affects, and one batch
+of them sent back to review through the bulk writer.
+
+A batch runs inside its caller's transaction. It locks its links (FOR UPDATE, in
+key order, so batches and single-link operations queue rather than deadlock), then
+re-reads which of them are still affected and not yet revised by this notification:
+a link revised, withdrawn or rebound meanwhile is judged on what was committed, and
+the (notification, link) constraint makes a second revision of a link by the same
+notification impossible even under retries and races.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from evidence.choices import AccessLabel
+from grounding.choices import ChangeKind, RebindRequirement, RecheckState, RecordState
+from grounding.display import derive_display
+from grounding.models import (
+    Assessment,
+    ChangeNotification,
+    ChangeNotificationLink,
+    GroundingLink,
+    StatementBinding,
+)
+from policies import audit
+from policies.bulk import insert_rows, insert_with_history, update_with_history
+
+# Links per batch: each batch is one short transaction (when the caller commits
+# between batches) holding the locks of at most this many links.
+BATCH_SIZE = 1000
+
+# Link columns that cite a policy (the profile's policy refs), and assessment ones.
+LINK_POLICY_FIELDS = (
+    "disclosure_policy_ref",
+    "disposition_policy_ref",
+    "safety_policy_ref",
+    "mapping_profile_ref",
+    "redaction_profile",
+    "rights_ref",
+)
+ASSESSMENT_POLICY_FIELDS = ("authority_ref", "selection_basis_ref")
+
+LINK_FIELDS = (
+    "revision",
+    "basis_revision",
+    "change_ref",
+    "recheck_state",
+    "predecessor_ref",
+    "revision_reason",
+    "support_verdict_ref",
+    "display_state",
+    "displayed_verdict",
+    "current_statement",
+)
+_FINAL = (RecordState.WITHDRAWN, RecordState.DISPOSED)
+_READ = ("record_state", "resolution_state", "current_passage")
+_STATEMENT = tuple(f"current_statement__{f.name}" for f in StatementBinding._meta.concrete_fields)
+_PASSAGE = ("current_passage__passage", "current_passage__passage__access_label")
+
+
+def affected_links(notification: ChangeNotification) -> QuerySet[GroundingLink]:
+    """Links of the notification's Dimension its change affects, withdrawn and disposed
+    ones left out, without those it has already revised."""
+    subject = notification.subject_ref
+    links = GroundingLink.objects.filter(dimension_id=notification.dimension_id).exclude(
+        record_state__in=_FINAL
+    )
+    kind = notification.kind
+    if kind == ChangeKind.SOURCE:
+        match = (
+            Q(current_passage__passage__canonical_url=subject)
+            | Q(current_passage__passage_ref=subject)
+            | Q(current_passage__source_revision_binding__source_ref=subject)
+        )
+    elif kind == ChangeKind.ANSWER:
+        match = Q(current_statement__answer_revision_ref=subject)
+    elif kind == ChangeKind.POLICY:
+        match = Q(**{LINK_POLICY_FIELDS[0]: subject})
+        for name in LINK_POLICY_FIELDS[1:]:
+            match |= Q(**{name: subject})
+        cited = Q(**{ASSESSMENT_POLICY_FIELDS[0]: subject})
+        for name in ASSESSMENT_POLICY_FIELDS[1:]:
+            cited |= Q(**{name: subject})
+        match |= Exists(Assessment.objects.filter(cited, link=OuterRef("pk")))
+    elif kind == ChangeKind.ASSESSMENT:
+        match = Exists(Assessment.objects.filter(link=OuterRef("pk"), assessment_ref=subject))
+    elif kind == ChangeKind.REVIEW_DUE:
+        # Each deadline sends a link to review once: a sweep after it already did.
+        swept = ChangeNotificationLink.objects.filter(
+            link=OuterRef("pk"),
+            notification__kind=ChangeKind.REVIEW_DUE,
+            notification__observed_at__gte=OuterRef("review_due"),
+        )
+        match = Q(review_due__lte=notification.observed_at) & ~Exists(swept)
+    else:  # pragma: no cover - the choices are closed
+        raise ValueError(kind)
+    done = ChangeNotificationLink.objects.filter(
+        notification_id=notification.pk, link=OuterRef("pk")
+    )
+    return links.filter(match).exclude(Exists(done))
+
+
+@dataclass
+class Batch:
+    links: list[tuple[uuid.UUID, int]]
+    # The last link key this batch looked at (the next batch starts after it), or
+    # None when there was nothing left to look at.
+    cursor: uuid.UUID | None
+    # How many candidate keys it looked at: fewer than the batch size means the last.
+    looked: int = 0
+
+    def is_final(self, batch_size: int) -> bool:
+        return self.cursor is None or self.looked < batch_size
+
+
+def apply_batch(
+    notification: ChangeNotification,
+    *,
+    actor,
+    after: uuid.UUID | None = None,
+    batch_size: int = BATCH_SIZE,
+    scope: QuerySet[GroundingLink] | None = None,
+) -> Batch:
+    """Send the next `batch_size` affected links (keys after `after`) to review."""
+    candidates = affected_links(notification)
+    if scope is not None:
+        candidates = candidates.filter(pk__in=scope.values("pk"))
+    if after is not None:
+        candidates = candidates.filter(pk__gt=after)
+    keys = list(candidates.order_by("pk").values_list("pk", flat=True)[:batch_size])
+    if not keys:
+        return Batch([], None)
+    # Lock first, then judge on what is committed once the locks are held.
+    list(
+        GroundingLink.objects.select_for_update(of=("self",))
+        .filter(pk__in=keys)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    links = list(
+        affected_links(notification)
+        .filter(pk__in=keys)
+        .select_related("current_statement", "current_passage__passage")
+        # What the batch reads or sets; history rows are copied by the database.
+        .only(*_READ, *LINK_FIELDS, *_STATEMENT, *_PASSAGE)
+        .order_by("pk")
+    )
+    _write(notification, links, actor=actor)
+    return Batch([(link.grounding_id, link.revision) for link in links], keys[-1], len(keys))
+
+
+def revision_reason(notification: ChangeNotification) -> str:
+    return f"{notification.kind} change {notification.change_ref}: {notification.reason}"
+
+
+def _write(notification: ChangeNotification, links: list[GroundingLink], *, actor) -> None:
+    if not links:
+        return
+    reason = revision_reason(notification)
+    statements = []
+    previous = {}
+    for link in links:
+        old_revision = link.revision
+        previous[link.grounding_id] = old_revision
+        new_revision = old_revision + 1
+        if notification.kind == ChangeKind.ANSWER:
+            statement = _rebind(link.current_statement, new_revision)
+            if statement is not None:
+                statements.append(statement)
+                link.current_statement = statement
+        link.revision = new_revision
+        # Earlier assessments judged the unchanged inputs: only one of this
+        # revision (or a later one) can make the link positive again.
+        link.basis_revision = new_revision
+        link.change_ref = notification.change_ref
+        link.recheck_state = RecheckState.PENDING_REVIEW
+        link.predecessor_ref = f"urn:grounding:{link.grounding_id}@{old_revision}"
+        link.revision_reason = reason
+        link.support_verdict_ref = ""
+        passage = link.current_passage.passage if link.current_passage_id else None
+        # pending_review decides before any assessment is looked at.
+        display = derive_display(
+            record_state=link.record_state,
+            recheck_state=link.recheck_state,
+            resolution_state=link.resolution_state,
+            source_restricted=bool(passage and passage.access_label == AccessLabel.RESTRICTED),
+            assessments=(),
+        )
+        link.display_state = display.display_state
+        link.displayed_verdict = display.displayed_verdict
+    insert_with_history(StatementBinding, statements, user=actor, change_reason=reason)
+    update_with_history(GroundingLink, links, LINK_FIELDS, user=actor, change_reason=reason)
+    insert_rows(
+        ChangeNotificationLink,
+        [
+            ChangeNotificationLink(notification=notification, link=link, revision=link.revision)
+            for link in links
+        ],
+    )
+    audit.record_many(
+        actor=actor,
+        action="notify_change",
+        entries=[
+            {
+                "grounding_id": link.grounding_id,
+                "dimension_ref": notification.dimension.name,
+                "expected_revision": previous[link.grounding_id],
+                "resulting_revision": link.revision,
+                "references": {"change_ref": notification.change_ref, "kind": notification.kind},
+            }
+            for link in links
+        ],
+    )
+
+
+def _rebind(old: StatementBinding, revision: int) -> StatementBinding | None:
+    """A new statement binding asking for review, as revise would make (none when the
+    current one already requires it)."""
+    if old.rebind_requirement == RebindRequirement.REVIEW_REQUIRED:
+        return None
+    fields = {
+        f.attname: getattr(old, f.attname)
+        for f in StatementBinding._meta.concrete_fields
+        if f.attname not in ("binding_id", "created_at", "predecessor_id", "bound_in_revision")
+    }
+    fields["rebind_requirement"] = RebindRequirement.REVIEW_REQUIRED
+    return StatementBinding(predecessor=old, bound_in_revision=revision, **fields)
