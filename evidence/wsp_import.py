@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 from django.db import IntegrityError, transaction
 
+from evidence import import_hooks
 from evidence.choices import AccessLabel
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from policies import audit
@@ -85,6 +86,7 @@ def write_documents(
     new_content: dict[str, Content] = {}
     new_sources: list[Source] = []
     passages: list[Passage] = []
+    by_document: list[list[Passage]] = []
     results: list[ImportResult] = []
     for (document, digest), texts, shas in zip(documents, literals, hashes, strict=True):
         envelope = _envelope(document, digest, user, dimension)
@@ -106,9 +108,16 @@ def write_documents(
         # Later documents of the batch see these passages as earlier ones.
         earlier.add(mine)
         passages.extend(mine)
+        by_document.append(mine)
         envelope.report = _report(envelope, mine, unseen)
         envelopes.append(envelope)
         results.append(ImportResult(report=envelope.report, created=True))
+
+    # What other apps do with the import (the links of a source whose extracted text
+    # changed go back to review), in this transaction; their entries join the reports.
+    indexed = [(i, p) for i, mine in enumerate(by_document) for p in mine]
+    for index, entries in import_hooks.run(actor, dimension, indexed).items():
+        envelopes[index].report["changes"] = entries
 
     # Rows with a unique key go in key order, so two imports sharing executions,
     # content or sources wait for one another instead of deadlocking. Envelopes
