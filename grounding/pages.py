@@ -4,6 +4,7 @@ shows the document the reader returns and names what it withholds."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -14,6 +15,7 @@ from django.urls import NoReverseMatch, reverse
 from grounding.choices import RecordState
 from grounding.selectors import get_link, revision_rows
 from grounding.templatetags.grounding_tags import anchor_applies
+from policies import audit
 from policies.reader import reader_for
 from policies.refusals import Refusal
 
@@ -40,6 +42,13 @@ def grounding_page(request: HttpRequest, grounding_id) -> HttpResponse:
         link = get_link(grounding_id)
         document = reader_for(request).read(link)
     except Refusal as refusal:
+        audit.record_refusal(
+            actor=request.user,
+            action="read",
+            code=refusal.code,
+            grounding_id=_uuid(grounding_id),
+            references={"view": "grounding-page"},
+        )
         if refusal.code == "not_found":
             # Outside the reader's Dimensions a link answers as if it did not exist.
             raise Http404("no grounding link of yours has this id") from refusal
@@ -77,4 +86,11 @@ def _admin_url(request: HttpRequest, link) -> str | None:
     try:
         return reverse("admin:grounding_groundinglink_change", args=[link.pk])
     except NoReverseMatch:
+        return None
+
+
+def _uuid(value) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
         return None

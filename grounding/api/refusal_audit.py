@@ -47,6 +47,14 @@ ACTIONS: dict[tuple[str, str], str] = {
     ("policies_api:profile-list", "POST"): "create_profile",
     ("policies_api:profile-publish", "POST"): "publish_profile",
     ("evidence:wsp-import", "POST"): "wsp_import",
+    # Reads: a refused read leaves its event like a refused write (issue 12).
+    ("grounding_api:link-list", "GET"): "read",
+    ("grounding_api:link-detail", "GET"): "read",
+    ("grounding_api:link-revisions", "GET"): "read",
+    ("grounding_api:link-revision", "GET"): "read",
+    ("grounding_api:evidence-set-detail", "GET"): "read_evidence_set",
+    ("evidence:passage-list", "GET"): "read_passage",
+    ("evidence:passage-detail", "GET"): "read_passage",
 }
 UNAUDITED_STATUS = frozenset({401, 429})
 

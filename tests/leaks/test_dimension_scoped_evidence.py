@@ -246,3 +246,22 @@ def test_import_wsp_command_names_its_dimension(world, other, tmp_path, capsys):
     )
     dimensions = set(RetrievalObservation.objects.values_list("dimension__name", flat=True))
     assert dimensions == {world.dimension.name, other["dimension"].name}
+
+
+def test_a_refused_read_is_audited_like_a_refused_write(world, secret_passage, client):
+    from policies.models import AuditEvent
+
+    link = factories.register_link(world.curator, world.dimension, world.profile, world.passage)
+    problem(client_for(world.outsider).get(url(link.pk)), 404, "not_found")
+    problem(client_for(world.projection_agent).get(url(link.pk)), 403, "disclosure_not_decided")
+    problem(client_for(world.reviewer).get(f"{PASSAGES}{secret_passage.pk}/"), 403, "role_required")
+    client.force_login(world.outsider)
+    assert client.get(f"/groundings/{link.pk}/").status_code == 404
+    refused = AuditEvent.objects.filter(outcome="refused").order_by("occurred_at")
+    assert [(e.action, e.code, e.actor_ref) for e in refused] == [
+        ("read", "not_found", f"user:{world.outsider.username}"),
+        ("read", "disclosure_not_decided", f"user:{world.projection_agent.username}"),
+        ("read_passage", "role_required", f"user:{world.reviewer.username}"),
+        ("read", "not_found", f"user:{world.outsider.username}"),
+    ]
+    assert all(e.grounding_id in (link.pk, None) for e in refused)
