@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-
-from evidence.models import Passage
 
 
 class ImportReportSerializer(serializers.Serializer):
@@ -21,78 +16,55 @@ class ImportReportSerializer(serializers.Serializer):
     rejected = serializers.IntegerField()
 
 
-class PassageSerializer(serializers.ModelSerializer):
-    text = serializers.SerializerMethodField()
-    provider_score = serializers.SerializerMethodField()
-    published_at = serializers.SerializerMethodField()
-    retrieval_observation = serializers.SerializerMethodField()
-    duplicate_of = serializers.UUIDField(source="duplicate_of_id", allow_null=True)
+class _ScoreSerializer(serializers.Serializer):
+    value = serializers.FloatField()
+    semantics = serializers.CharField()
 
-    class Meta:
-        model = Passage
-        fields = [
-            "passage_id",
-            "passage_ref",
-            "kind",
-            "source_field",
-            "locator",
-            "observed_url",
-            "canonical_url",
-            "title",
-            "text",
-            "content_sha256",
-            "media_type",
-            "language",
-            "access_label",
-            "execution_id",
-            "observation_id",
-            "provider",
-            "endpoint_id",
-            "provider_attempt_id",
-            "provider_result_index",
-            "provider_rank",
-            "provider_score",
-            "published_at",
-            "provider_fields",
-            "duplicate_of",
-            "retrieval_observation",
-            "created_at",
-        ]
-        read_only_fields = fields
 
-    @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_text(self, passage: Passage) -> str | None:
-        # The literal stored text, byte for byte; never normalized on the way out.
-        return passage.content.text if passage.content_id else None
+class _PublishedSerializer(serializers.Serializer):
+    raw = serializers.CharField()
+    normalized = serializers.CharField(allow_null=True)
 
-    @extend_schema_field(serializers.DictField(allow_null=True))
-    def get_provider_score(self, passage: Passage) -> dict[str, Any] | None:
-        if passage.provider_score_value is None:
-            return None
-        return {
-            "value": passage.provider_score_value,
-            "semantics": passage.provider_score_semantics,
-        }
 
-    @extend_schema_field(serializers.DictField(allow_null=True))
-    def get_published_at(self, passage: Passage) -> dict[str, Any] | None:
-        if passage.published_at_raw is None:
-            return None
-        return {"raw": passage.published_at_raw, "normalized": passage.published_at_normalized}
+class _EnvelopeSerializer(serializers.Serializer):
+    import_id = serializers.UUIDField()
+    execution_id = serializers.CharField()
+    cache_status = serializers.DictField()
+    policy_actions = serializers.ListField(child=serializers.DictField())
 
-    @extend_schema_field(serializers.DictField(allow_null=True))
-    def get_retrieval_observation(self, passage: Passage) -> dict[str, Any] | None:
-        envelope = passage.retrieval_observation
-        if envelope is None:
-            return None
-        return {
-            "import_id": str(envelope.observation_id),
-            "execution_id": envelope.execution_id,
-            "cache_status": envelope.cache_status,
-            "policy_actions": [
-                action
-                for action in envelope.policy_actions
-                if isinstance(action, dict)
-                and action.get("observation_id") == passage.observation_id
-            ],
-        }
+
+class PassageSerializer(serializers.Serializer):
+    """A passage as its Dimension's curators and stewards read it (docs/api.md
+    "Evidence reads"); the document is built by the reader (`evidence.reader`).
+    Members a decision does not cover are absent and named in `withheld`."""
+
+    passage_id = serializers.UUIDField()
+    passage_ref = serializers.CharField()
+    dimension = serializers.CharField()
+    kind = serializers.CharField()
+    source_field = serializers.CharField()
+    locator = serializers.CharField(required=False)
+    observed_url = serializers.CharField(required=False)
+    canonical_url = serializers.CharField(required=False)
+    title = serializers.CharField(allow_null=True, required=False)
+    text = serializers.CharField(
+        allow_null=True, required=False, help_text="The literal stored text, never normalized."
+    )
+    content_sha256 = serializers.CharField()
+    media_type = serializers.CharField()
+    language = serializers.CharField()
+    access_label = serializers.CharField()
+    execution_id = serializers.CharField()
+    observation_id = serializers.CharField()
+    provider = serializers.CharField()
+    endpoint_id = serializers.CharField()
+    provider_attempt_id = serializers.CharField()
+    provider_result_index = serializers.IntegerField(allow_null=True)
+    provider_rank = serializers.IntegerField(allow_null=True)
+    provider_score = _ScoreSerializer(allow_null=True)
+    published_at = _PublishedSerializer(allow_null=True)
+    provider_fields = serializers.DictField(required=False)
+    duplicate_of = serializers.UUIDField(allow_null=True)
+    retrieval_observation = _EnvelopeSerializer(allow_null=True)
+    created_at = serializers.DateTimeField()
+    withheld = serializers.ListField(child=serializers.CharField())

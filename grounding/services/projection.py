@@ -58,17 +58,8 @@ def project(
 
     chosen = reader.recipient(link.dimension_id, recipient, purpose)
     if link.record_state == RecordState.DISPOSED:
-        body = tombstone(link)
-        audit.record(
-            actor=actor,
-            action="project",
-            grounding_id=link.grounding_id,
-            dimension=link.dimension,
-            expected_revision=expected_revision,
-            resulting_revision=link.revision,
-            references={"format": format, "tombstone": True},
-        )
-        return body
+        _audit(actor, link, expected_revision, references={"format": format, "tombstone": True})
+        return tombstone(link)
     document = reader.read(link, recipient=chosen)
     coverage = reader.coverage(link.dimension_id, link.grounding_id, [chosen])
     withheld = document.pop("withheld")
@@ -113,6 +104,17 @@ def project(
     body["projection_ref"] = record.projection_ref
     body["projection_revision"] = link.revision
     body["sha256"] = sha256
+    _audit(
+        actor,
+        link,
+        expected_revision,
+        decision_ref=body["decision_ref"],
+        references={"projection_ref": record.projection_ref, "format": format},
+    )
+    return body
+
+
+def _audit(actor, link, expected_revision: int | None, **fields: Any) -> None:
     audit.record(
         actor=actor,
         action="project",
@@ -120,7 +122,5 @@ def project(
         dimension=link.dimension,
         expected_revision=expected_revision,
         resulting_revision=link.revision,
-        decision_ref=body["decision_ref"],
-        references={"projection_ref": record.projection_ref, "format": format},
+        **fields,
     )
-    return body
