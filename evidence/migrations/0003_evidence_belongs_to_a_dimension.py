@@ -74,6 +74,12 @@ def assign_dimensions(apps, schema_editor):
         )
         Envelope.objects.filter(pk=envelope.pk).update(dimension_id=dimension)
 
+    # PostgreSQL defers foreign-key checks to commit; the rows written above leave
+    # pending trigger events, and the ALTER TABLEs that follow in this transaction
+    # refuse to run while any are pending. Check them now.
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
 
 def _copy_into(apps, passage, dimension_id, Binding, HistoricalBinding, envelope_dimension):
     """A copy of `passage` (and its envelope) owned by `dimension_id`, rebound there."""
