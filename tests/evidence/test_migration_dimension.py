@@ -143,8 +143,13 @@ def test_each_passage_gets_a_dimension_and_shared_ones_are_copied():
             observation_id="obs-1",
         )
         orphan = _passage(old, "urn:p:orphan", content)
+        # Another passage of the shared envelope, bound from beta only, a duplicate.
+        beta_only = _passage(
+            old, "urn:p:beta", content, e_shared, duplicate_of=shared, execution_id="exec-shared"
+        )
         link_a, binding_a = _bind(old, shared, alpha, profile, linker, T0)
         link_b, binding_b = _bind(old, shared, beta, profile, linker, T0 + timedelta(hours=1))
+        _bind(old, beta_only, beta, profile, linker, T0)
 
         new = _migrate(_latest())
         Passage = new.get_model("evidence.Passage")
@@ -181,7 +186,18 @@ def test_each_passage_gets_a_dimension_and_shared_ones_are_copied():
         assert envelope_copy.execution_id == "exec-shared"
         assert envelope_copy.results == [{"observation_id": "obs-1"}]
         assert envelope_copy.imported_by_id == linker.pk
-        assert Passage.objects.count() == 4
+        assert envelope_copy.imported_at == e_shared.imported_at
+        assert copy.created_at == shared.created_at
+        # beta's own passage of that envelope points at beta's envelope, history too.
+        moved = Passage.objects.get(pk=beta_only.pk)
+        assert (moved.dimension_id, moved.retrieval_observation_id) == (beta.pk, envelope_copy.pk)
+        assert moved.duplicate_of_id == copy.pk  # beta's copy of the root, not alpha's
+        assert list(
+            HistoricalPassage.objects.filter(passage_id=beta_only.pk).values_list(
+                "dimension_id", "retrieval_observation_id", "duplicate_of_id"
+            )
+        ) == [(beta.pk, envelope_copy.pk, copy.pk)]
+        assert Passage.objects.count() == 5
         assert Envelope.objects.count() == 3
 
         (copy_history,) = HistoricalPassage.objects.filter(passage_id=copy.pk)
