@@ -11,6 +11,7 @@ Dimension). Envelopes follow their passages.
 import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
+from django.utils import timezone
 
 
 def _fallback_dimension(apps, user_id):
@@ -44,10 +45,13 @@ def assign_dimensions(apps, schema_editor):
     HistoricalBinding = apps.get_model("grounding", "HistoricalPassageBinding")
 
     envelope_dimension = {}
-    for passage in Passage.objects.order_by("created_at", "passage_id").iterator():
+    # The passages as they were: copies written below are not visited again.
+    existing = list(Passage.objects.order_by("created_at", "passage_id").values_list("pk"))
+    for (passage_id,) in existing:
+        passage = Passage.objects.get(pk=passage_id)
         bound = list(
             Binding.objects.filter(passage_id=passage.pk)
-            .order_by("created_at")
+            .order_by("created_at", "binding_id")
             .values_list("link__dimension_id", flat=True)
         )
         dimensions = list(dict.fromkeys(bound))
@@ -64,15 +68,70 @@ def assign_dimensions(apps, schema_editor):
         Passage.objects.filter(pk=passage.pk).update(dimension_id=home)
         HistoricalPassage.objects.filter(passage_id=passage.pk).update(dimension_id=home)
         if passage.retrieval_observation_id:
-            envelope_dimension.setdefault(passage.retrieval_observation_id, home)
+            # Passages of one envelope may go to different Dimensions: each points
+            # at the envelope of its own Dimension.
+            envelope_id = _envelope_in(
+                Envelope, passage.retrieval_observation_id, home, envelope_dimension
+            )
+            if envelope_id != passage.retrieval_observation_id:
+                Passage.objects.filter(pk=passage.pk).update(retrieval_observation_id=envelope_id)
+                HistoricalPassage.objects.filter(
+                    passage_id=passage.pk,
+                    retrieval_observation_id=passage.retrieval_observation_id,
+                ).update(retrieval_observation_id=envelope_id)
         for other in others:
             _copy_into(apps, passage, other, Binding, HistoricalBinding, envelope_dimension)
+
+    # duplicate_of names a root of the passage's own Dimension: the root's copy there
+    # when it was copied, else none (another Dimension's passage is not to be named).
+    crossing = list(
+        Passage.objects.filter(duplicate_of__isnull=False)
+        .exclude(dimension_id=models.F("duplicate_of__dimension_id"))
+        .values_list("pk", "dimension_id", "duplicate_of__passage_ref")
+    )
+    for passage_id, dimension_id, root_ref in crossing:
+        root = (
+            Passage.objects.filter(dimension_id=dimension_id, passage_ref=root_ref)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        Passage.objects.filter(pk=passage_id).update(duplicate_of_id=root)
+        HistoricalPassage.objects.filter(passage_id=passage_id).update(duplicate_of_id=root)
 
     for envelope in Envelope.objects.filter(dimension__isnull=True).iterator():
         dimension = envelope_dimension.get(envelope.pk) or _fallback_dimension(
             apps, envelope.imported_by_id
         )
         Envelope.objects.filter(pk=envelope.pk).update(dimension_id=dimension)
+
+    # PostgreSQL defers foreign-key checks to commit; the rows written above leave
+    # pending trigger events, and the ALTER TABLEs that follow in this transaction
+    # refuse to run while any are pending. Check them now.
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+
+def _envelope_in(Envelope, envelope_id, dimension_id, envelope_dimension):
+    """The envelope of `dimension_id` for the execution of `envelope_id`: the envelope
+    itself when it is (or is now made) that Dimension's, else its copy there."""
+    import uuid
+
+    if envelope_dimension.setdefault(envelope_id, dimension_id) == dimension_id:
+        return envelope_id
+    original = Envelope.objects.get(pk=envelope_id)
+    copy = Envelope.objects.filter(
+        execution_id=original.execution_id, dimension_id=dimension_id
+    ).first()
+    if copy is None:
+        imported_at = original.imported_at
+        copy = original
+        copy.pk = uuid.uuid4()
+        copy.dimension_id = dimension_id
+        copy.save(force_insert=True)
+        # The same execution, received when the original was (auto_now_add reset it).
+        Envelope.objects.filter(pk=copy.pk).update(imported_at=imported_at)
+    envelope_dimension[copy.pk] = dimension_id
+    return copy.pk
 
 
 def _copy_into(apps, passage, dimension_id, Binding, HistoricalBinding, envelope_dimension):
@@ -84,27 +143,23 @@ def _copy_into(apps, passage, dimension_id, Binding, HistoricalBinding, envelope
     Envelope = apps.get_model("evidence", "RetrievalObservation")
     envelope_id = None
     if passage.retrieval_observation_id:
-        original = Envelope.objects.get(pk=passage.retrieval_observation_id)
-        copy = Envelope.objects.filter(
-            execution_id=original.execution_id, dimension_id=dimension_id
-        ).first()
-        if copy is None:
-            copy = Envelope.objects.get(pk=original.pk)
-            copy.pk = uuid.uuid4()
-            copy.dimension_id = dimension_id
-            copy.save(force_insert=True)
-        envelope_id = copy.pk
-        envelope_dimension[copy.pk] = dimension_id
+        envelope_id = _envelope_in(
+            Envelope, passage.retrieval_observation_id, dimension_id, envelope_dimension
+        )
     clone = Passage.objects.get(pk=passage.pk)
     clone.pk = uuid.uuid4()
     clone.dimension_id = dimension_id
     clone.retrieval_observation_id = envelope_id
     clone.duplicate_of_id = None
     clone.save(force_insert=True)
+    # The same observation, made when the original was (auto_now_add reset it); its
+    # history row is dated when the copy was written.
+    Passage.objects.filter(pk=clone.pk).update(created_at=passage.created_at)
+    clone.created_at = passage.created_at
     fields = [f.attname for f in Passage._meta.concrete_fields]
     HistoricalPassage.objects.create(
         **{name: getattr(clone, name) for name in fields},
-        history_date=clone.created_at,
+        history_date=timezone.now(),
         history_type="+",
         history_change_reason="copied into its Dimension (evidence belongs to a Dimension)",
     )
