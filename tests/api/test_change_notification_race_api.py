@@ -10,7 +10,6 @@ import threading
 import pytest
 import requests
 from django.db import DEFAULT_DB_ALIAS, connections
-from rest_framework.authtoken.models import Token
 
 from grounding.models import ChangeNotificationLink, GroundingLink
 from tests import factories
@@ -23,7 +22,7 @@ from tests.conftest import requires_postgres, wait_for_lock_waiters
 def test_a_notification_racing_a_patch_loses_nothing(world, live_server, first):
     link = factories.register_link(world.curator, world.dimension, world.profile, world.passage)
     factories.register_link(world.curator, world.dimension, world.profile, world.passage)
-    token = Token.objects.create(user=world.curator).key
+    token = factories.token_for(world.curator)
     headers = {"Authorization": f"Token {token}"}
     results: dict[str, list[int]] = {"notification": [], "patch": []}
 

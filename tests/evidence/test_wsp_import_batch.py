@@ -402,7 +402,11 @@ def test_a_batch_losing_an_execution_to_a_concurrent_import_replays_it_and_impor
     def hold_first_execution() -> None:
         with transaction.atomic():
             RetrievalObservation.objects.create(
-                execution_id=f"{ns}-e1", capability="search", status="ok", document_sha256="0"
+                dimension=Dimension.objects.get(name="evidence-test"),
+                execution_id=f"{ns}-e1",
+                capability="search",
+                status="ok",
+                document_sha256="0",
             )
             held.set()
             release.wait(timeout=60)

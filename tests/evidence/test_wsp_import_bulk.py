@@ -191,6 +191,7 @@ def test_two_concurrent_imports_of_one_large_document_store_it_once(curator):
         try:
             with transaction.atomic():
                 RetrievalObservation.objects.create(
+                    dimension=Dimension.objects.get(name="evidence-test"),
                     execution_id=document["execution_id"],
                     capability="search",
                     status="ok",

@@ -282,8 +282,12 @@ def test_a_batch_costs_the_same_queries_whatever_its_size(world, kind):
     for size, ref in ((2, "urn:change:q2"), (12, "urn:change:q12")):
         dimension = factories.make_dimension()
         curator = factories.user_with_roles(dimension, "curator")
+        # Evidence belongs to its Dimension: this one's own passage of the same source.
+        passage = factories.make_passage(
+            world.passage.text, dimension=dimension, canonical_url=world.passage.canonical_url
+        )
         for _ in range(size):
-            factories.register_link(curator, dimension, world.profile, world.passage)
+            factories.register_link(curator, dimension, world.profile, passage)
         body = payload(world, dimension=dimension.name, change_ref=ref, kind=kind,
                        subject_ref=subject)  # fmt: skip
         with CaptureQueriesContext(connection) as queries:
