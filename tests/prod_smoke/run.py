@@ -63,6 +63,8 @@ def _topology(top: Topology, step: Steps) -> dict:
 
     step(f"PgBouncer (transaction pooling) on 127.0.0.1:{top.ports['pgbouncer']}")
     top.start_pgbouncer()
+    step(f"Redis (shared throttle counters) on 127.0.0.1:{top.ports['redis']}")
+    top.start_redis()
     checks.migrations_ran_once(top, migrated.stdout)
 
     for name in SERVERS:

@@ -41,6 +41,7 @@ PACKAGES = {
     "pgbouncer": "pgbouncer",
     "openssl": "openssl",
     "initdb": "postgresql",
+    "redis-server": "redis-server",
 }
 
 
@@ -85,7 +86,7 @@ class Topology:
     secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(50))
 
     def __post_init__(self) -> None:
-        names = ["primary", "replica", "pgbouncer", *SERVERS, "https", "http"]
+        names = ["primary", "replica", "pgbouncer", "redis", *SERVERS, "https", "http"]
         self.ports = dict(zip(names, free_ports(len(names)), strict=True))
         self.pgbin = Path(self.programs["initdb"]).parent
         self.sockets = self.scratch / "sockets"
@@ -117,6 +118,9 @@ class Topology:
             "PYTHONPATH": str(PROJECT),
             "DJANGO_SETTINGS_MODULE": "grounding.settings",
             "DJANGO_ENV": "production",
+            # Configured by the environment alone: a developer's .env (DEBUG on) must
+            # not reach a production server.
+            "GROUNDING_ENV_FILE": "",
             "DJANGO_SECRET_KEY": self.secret_key,
             "DJANGO_ALLOWED_HOSTS": "localhost,127.0.0.1",
             "DJANGO_CSRF_TRUSTED_ORIGINS": self.base_url(),
@@ -129,6 +133,9 @@ class Topology:
             "DATABASE_REPLICA_URL": f"postgres://{APP_USER}@{replica}/{DATABASE}"
             f"?application_name={name}",
             "GROUNDING_SERVER_NAME": name,
+            # The throttle counters every server shares (as REDIS_URL in production):
+            # kept off the database, so a read touches the replica alone.
+            "REDIS_URL": f"redis://127.0.0.1:{self.ports['redis']}/0",
             # The checks send a few hundred writes a minute from one demo user.
             "GROUNDING_THROTTLE_RATES": "read=100000/min,write=100000/min,bulk=10000/min",
         }
@@ -225,6 +232,35 @@ class Topology:
         )
 
     # -- PgBouncer ---------------------------------------------------------------------
+    def start_redis(self) -> None:
+        """A Redis of the smoke's own (nothing on disk) for the shared throttle counters."""
+        service = self.supervisor.start(
+            "redis",
+            [
+                self.programs["redis-server"],
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.ports["redis"]),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.scratch),
+            ],
+        )
+        self.services["redis"] = service
+
+        def answers() -> bool:
+            import socket
+
+            with socket.create_connection(("127.0.0.1", self.ports["redis"]), timeout=1) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith(b"+PONG")
+
+        wait_until("Redis", answers, timeout=30, service=service)
+
     def start_pgbouncer(self) -> None:
         directory = self.scratch / "pgbouncer"
         directory.mkdir()
