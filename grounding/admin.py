@@ -126,7 +126,12 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
 
         return (
             cell("link_id", "link", None, lambda link: str(link.grounding_id)[:13] + "…"),
-            cell("statement", "statement", F.STATEMENT, lambda link: link.current_statement),
+            cell(
+                "statement",
+                "statement",
+                F.STATEMENT,
+                lambda link: link.current_statement.statement_ref,
+            ),
             cell("passage", "passage", None, lambda link: link.current_passage.passage_ref),
             "dimension",
             "record_state",

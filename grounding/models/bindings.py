@@ -60,7 +60,9 @@ class StatementBinding(ImmutableBinding):
         ]
 
     def __str__(self) -> str:
-        return self.statement_ref
+        # Not the statement_ref: it belongs to the disclosable `statement` group, and a
+        # row's name shows wherever the admin names it (titles, related fields).
+        return f"statement binding {self.binding_id}"
 
 
 class PassageBinding(ImmutableBinding):

@@ -59,6 +59,9 @@ def _register(world: LeakWorld, label: str, dimension, profile, curator, reviewe
     values = {name: marker(label, name) for name in TEXT_FIELDS}
     payload = factories.link_payload(dimension, profile, passage)
     payload["statement"]["claim_scope"] = {"proposition": values[F.STATEMENT]}
+    # The statement's refs belong to the statement group too.
+    payload["statement"]["statement_ref"] = f"urn:answer:{values[F.STATEMENT]}Ref#s1"
+    payload["statement"]["answer_revision_ref"] = f"urn:answer:{values[F.STATEMENT]}Rev@1"
     payload["support"]["support_scope"] = {"covers": values[F.SUPPORT]}
     payload["anchor"]["source_selector"] = {
         "type": "TextQuoteSelector",
