@@ -9,15 +9,11 @@ revise it. Append-only records are read-only here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
-from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
 from grounding import services
@@ -29,9 +25,9 @@ from grounding.admin_actions import (
 from grounding.admin_changes import (
     PENDING_FIRST,
     send_overdue_to_review,
-    sent_by,
     with_sending_notification,
 )
+from grounding.admin_columns import link_columns, proposition
 from grounding.admin_forms import (
     LinkChangeForm,
     initial_from,
@@ -39,16 +35,16 @@ from grounding.admin_forms import (
     revision_table,
 )
 from grounding.admin_page_actions import FORMS, action_forms, allowed_actions, run_action
-from grounding.admin_records import WITHHELD, RoleScopedMixin, _show, holds
+from grounding.admin_records import RoleScopedMixin, holds
 from grounding.admin_review import explain_display, notifications_for
 from grounding.admin_widgets import validate_json_view
 from grounding.choices import RecordState
 from grounding.models import (
     GroundingLink,
 )
+from grounding.quote import quote_marks
 from grounding.reader import ALL_WITHHELD
 from grounding.selectors import for_read
-from grounding.templatetags.grounding_tags import anchor_applies, state_class
 from policies.choices import Role
 from policies.reader import reader_for
 from policies.refusals import Refusal
@@ -124,35 +120,7 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
     # -- list columns: each row's document from the reader (withheld shows "withheld")
 
     def get_list_display(self, request: HttpRequest):
-        def cell(name: str, label: str, read: Callable[[dict], Any], css: str = ""):
-            @admin.display(description=label)
-            def column(link: GroundingLink) -> str:
-                document = _row_document(request, link)
-                if document is None:
-                    return WITHHELD
-                if document["record_state"] == RecordState.DISPOSED and name != "link_id":
-                    return WITHHELD  # only the tombstone remains
-                value = read(document)
-                if value == WITHHELD:
-                    return format_html('<span class="registry-withheld">{}</span>', WITHHELD)
-                text = _show(value)
-                if css:
-                    return format_html('<span class="{}" title="{}">{}</span>', css, text, text)
-                return text
-
-            column.__name__ = name
-            return column
-
-        return (
-            cell("link_id", "link", lambda d: d["grounding_id"][:13] + "…"),
-            cell("proposition", "proposition", _proposition, css="registry-clip"),
-            cell("passage", "passage", lambda d: d["passage"]["passage_ref"], "registry-clip"),
-            _states,
-            sent_by,
-            cell("support", "support", _support_kind),
-            "dimension",
-            _revision,
-        )
+        return link_columns(request)
 
     # -- the change page: a form whose save calls `revise`, never Model.save()
 
@@ -345,68 +313,20 @@ def _page_url(link: GroundingLink) -> str | None:
         return None
 
 
-def _row_document(request: HttpRequest, link: GroundingLink) -> dict | None:
-    """The reader's document of a changelist row, read once per request."""
-    cache = request.__dict__.setdefault("_grounding_row_documents", {})
-    if link.pk not in cache:
-        cache[link.pk] = reader_for(request).read_or_none(link)
-    return cache[link.pk]
-
-
-def _proposition(document: dict) -> Any:
-    if "statement" not in document:
-        return WITHHELD
-    scope = document["statement"].get("claim_scope") or {}
-    proposition = scope.get("proposition") if isinstance(scope, dict) else None
-    return proposition or document["statement"]["statement_ref"]
-
-
 def _review_context(request: HttpRequest, link: GroundingLink, document: dict) -> dict:
     """What the page shows beside the form: the proposition, the passage text with
-    the anchored quote marked (only when the anchor result was computed over this
-    very text), the display explanation and the notifications."""
+    the quote marked (`grounding.quote`), the display explanation and the
+    notifications."""
     passage = document["passage"]
-    anchor_result = document["anchor"].get("anchor_result") or None
-    excerpt = passage.get("excerpt")
+    marks = quote_marks(document)
     return {
-        "proposition": _proposition(document),
+        "proposition": proposition(document),
         "statement_withheld": "statement" not in document,
         "excerpt_withheld": "excerpt" not in passage,
-        "excerpt": excerpt,
-        "anchor_result": anchor_result,
-        "anchor_applies": anchor_applies(excerpt, anchor_result),
+        "excerpt": marks.text,
+        "anchor_result": marks.recorded,
+        "anchor_applies": marks.applies,
+        "marks": marks,
         "explanation": explain_display(document),
         "notifications": notifications_for(request, link, document),
     }
-
-
-def _support_kind(document: dict) -> Any:
-    return document["support"]["support_kind"] if "support" in document else WITHHELD
-
-
-@admin.display(description="states")
-def _states(link: GroundingLink) -> str:
-    """The four states in one cell (each has a list filter); states are never withheld."""
-    return format_html_join(
-        "",
-        '<span class="registry-state {}" title="{} state">{}: {}</span>',
-        (
-            (state_class(value), name, short, label)
-            for name, short, value, label in (
-                ("record", "record", link.record_state, link.get_record_state_display()),
-                ("recheck", "recheck", link.recheck_state, link.get_recheck_state_display()),
-                ("display", "display", link.display_state, link.get_display_state_display()),
-                (
-                    "anchor resolution",
-                    "anchor",
-                    link.resolution_state,
-                    link.get_resolution_state_display(),
-                ),
-            )
-        ),
-    )
-
-
-@admin.display(description="rev.", ordering="revision")
-def _revision(link: GroundingLink) -> int:
-    return link.revision

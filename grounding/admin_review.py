@@ -180,6 +180,9 @@ def notifications_for(request: HttpRequest, link: GroundingLink, document: dict)
     if link.dimension_id not in {d.pk for d in reader_for(request).dimensions()}:
         return []
     current_ref = document.get("continuity", {}).get("change_ref") or ""
+    # A source change's subject is the source's address: shown beside this link only
+    # when the reader may see the link's passage locator.
+    locator_withheld = F.PASSAGE_LOCATOR in document["withheld"]
     rows = (
         ChangeNotificationLink.objects.filter(link_id=link.pk)
         .select_related("notification")
@@ -192,7 +195,7 @@ def notifications_for(request: HttpRequest, link: GroundingLink, document: dict)
             {
                 "change_ref": n.change_ref,
                 "kind": n.kind,
-                "subject_ref": n.subject_ref,
+                "subject_ref": WITHHELD if locator_withheld else n.subject_ref,
                 "reason": n.reason,
                 "observed_at": n.observed_at,
                 "recorded_at": n.recorded_at,

@@ -172,3 +172,14 @@ def test_the_link_list_fits_1280_pixels(live_server, new_page, world):
     assert results[0] <= results[1] and results[2] <= 1280, results
     cell = page.locator("td.field-proposition").first
     assert cell.inner_text().startswith("The harbour bridge")
+
+
+def test_the_human_page_marks_the_quote_of_an_unobserved_link(live_server, new_page, world, link):
+    page = new_page()
+    login(page, live_server, staff_curator(world))
+    page.goto(f"{live_server.url}{reverse('grounding-page', args=[link.pk])}")
+    mark = page.locator("#passage-text mark")
+    assert mark.count() == 1 and mark.first.inner_text() == "opened in 1932"
+    assert mark.first.is_visible()
+    assert "located the quote for this page only" in page.inner_text("#quote-preview")
+    shot(page, "page-quote-located")

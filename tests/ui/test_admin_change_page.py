@@ -263,3 +263,30 @@ def test_the_changelist_shows_propositions(client, world, link):
         'title="The bridge opened in 1932.">The bridge opened in 1932.</span></td>'
     ) in html
     assert "urn:answer:42#s3" not in html
+
+
+def test_a_source_notification_subject_is_withheld_with_the_locator(client, world, link):
+    notify(world)
+    narrow_reviewer_decision(world, ["statement", "support", "passage.excerpt"])
+    staff(world.reviewer)
+    client.force_login(world.reviewer)
+    html = client.get(change_url(link)).content.decode()
+    section = html[html.index('id="notifications"') :]
+    assert "urn:change:cms-1" in section
+    assert world.passage.canonical_url not in html
+    assert '<td><span class="registry-withheld">withheld</span></td>' in section
+
+
+def test_a_disposed_row_shows_only_its_tombstone_state(client, world, link):
+    services.dispose(
+        actor=world.access_steward,
+        grounding_id=link.pk,
+        expected_revision=1,
+        disposal={"receipt_ref": "urn:storage:receipt:1", "policy_ref": "urn:p:r"},
+    )
+    staff(world.curator)
+    client.force_login(world.curator)
+    html = client.get(reverse("admin:grounding_groundinglink_changelist")).content.decode()
+    assert 'title="record state">record: disposed</span></td>' in html
+    assert "The bridge opened in 1932." not in html
+    assert '<td class="field-proposition"><span class="registry-withheld">withheld</span>' in html
