@@ -9,9 +9,6 @@ revise it. Append-only records are read-only here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -28,22 +25,26 @@ from grounding.admin_actions import (
 from grounding.admin_changes import (
     PENDING_FIRST,
     send_overdue_to_review,
-    sent_by,
     with_sending_notification,
 )
+from grounding.admin_columns import link_columns, proposition
 from grounding.admin_forms import (
     LinkChangeForm,
     initial_from,
     revision_changes,
     revision_table,
 )
-from grounding.admin_records import WITHHELD, RoleScopedMixin, _show, holds, withheld_for
+from grounding.admin_page_actions import FORMS, action_forms, allowed_actions, run_action
+from grounding.admin_records import RoleScopedMixin, holds
+from grounding.admin_review import explain_display, notifications_for
+from grounding.admin_widgets import validate_json_view
 from grounding.choices import RecordState
 from grounding.models import (
     GroundingLink,
 )
+from grounding.quote import quote_marks
 from grounding.reader import ALL_WITHHELD
-from policies.choices import DisclosableField as F
+from grounding.selectors import for_read
 from policies.choices import Role
 from policies.reader import reader_for
 from policies.refusals import Refusal
@@ -80,6 +81,12 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
     actions = (withdraw_links, mark_for_recheck, run_builtin_resolver, send_overdue_to_review)
     object_history_template = "admin/grounding/groundinglink/object_history.html"
 
+    # The list leaves out the app sidebar, so it fits 1,280 px beside the filters.
+    change_list_template = "admin/grounding/groundinglink/change_list.html"
+
+    class Media:
+        css = {"all": ("grounding/admin.css",)}
+
     # -- rights follow Dimension roles
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -103,51 +110,25 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
     # -- the review queue: pending links first, with the notification that sent them
 
     def get_queryset(self, request: HttpRequest):
-        return with_sending_notification(super().get_queryset(request))
+        # Joined and prefetched like the API's lists, so each row's document is read
+        # through the reader at a fixed number of queries per page.
+        return with_sending_notification(for_read(super().get_queryset(request)))
 
     def get_ordering(self, request: HttpRequest):
         return [PENDING_FIRST.asc(), "-grounding_id"]
 
-    # -- list columns, masked per row by the reader's disclosure
+    # -- list columns: each row's document from the reader (withheld shows "withheld")
 
     def get_list_display(self, request: HttpRequest):
-        def cell(name: str, label: str, group: str | None, read: Callable[[Any], Any]):
-            @admin.display(description=label)
-            def column(link: GroundingLink) -> str:
-                withheld = withheld_for(request, link)
-                if withheld is None or (group and group in withheld):
-                    return WITHHELD
-                if link.record_state == RecordState.DISPOSED and name != "link_id":
-                    return WITHHELD  # only the tombstone remains
-                return _show(read(link))
-
-            column.__name__ = name
-            return column
-
-        return (
-            cell("link_id", "link", None, lambda link: str(link.grounding_id)[:13] + "…"),
-            cell(
-                "statement",
-                "statement",
-                F.STATEMENT,
-                lambda link: link.current_statement.statement_ref,
-            ),
-            cell("passage", "passage", None, lambda link: link.current_passage.passage_ref),
-            "dimension",
-            "record_state",
-            "recheck_state",
-            sent_by,
-            "display_state",
-            "resolution_state",
-            cell("support", "support kind", F.SUPPORT, lambda link: link.support_kind),
-            "revision",
-        )
+        return link_columns(request)
 
     # -- the change page: a form whose save calls `revise`, never Model.save()
 
     def get_urls(self):
         compare = self.admin_site.admin_view(self.compare_view)
+        check = self.admin_site.admin_view(validate_json_view)
         return [
+            path("validate-json/<str:schema>/", check, name="grounding_validate_json"),
             path("<path:object_id>/history/compare/", compare, name="grounding_link_compare"),
             *super().get_urls(),
         ]
@@ -177,7 +158,19 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
         can_change = self.has_change_permission(request, link)
         withheld = document["withheld"]
         conflict = None
-        if request.method == "POST":
+        actions = allowed_actions(request, link, document)
+        acted = None
+        action = request.POST.get("_action") if request.method == "POST" else None
+        if action in FORMS:
+            # The services decide who may act; a refused action is shown by its code.
+            acted, done = run_action(request, action, link)
+            if done:
+                self.message_user(request, done, messages.SUCCESS)
+                return HttpResponseRedirect(request.path)
+            form = LinkChangeForm(
+                initial=initial_from(document), profile=link.profile, withheld=withheld
+            )
+        elif request.method == "POST":
             if not can_change:
                 raise PermissionDenied
             form = LinkChangeForm(request.POST, profile=link.profile, withheld=withheld)
@@ -215,6 +208,12 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
             "can_change": can_change,
             "conflict": conflict,
             "page_url": _page_url(link),
+            "media": self.media + form.media,
+            **_review_context(request, link, document),
+            # A refused action's form stays on the page with the refusal's code.
+            "actions_allowed": actions | ({action} if acted is not None else set()),
+            "action_forms": action_forms(document, acted),
+            "acted": action if acted is not None else "",
             **(extra_context or {}),
         }
         return TemplateResponse(request, "admin/grounding/groundinglink/change_form.html", context)
@@ -312,3 +311,22 @@ def _page_url(link: GroundingLink) -> str | None:
         return reverse("grounding-page", args=[link.pk])
     except NoReverseMatch:  # the human views may not be routed in every deployment
         return None
+
+
+def _review_context(request: HttpRequest, link: GroundingLink, document: dict) -> dict:
+    """What the page shows beside the form: the proposition, the passage text with
+    the quote marked (`grounding.quote`), the display explanation and the
+    notifications."""
+    passage = document["passage"]
+    marks = quote_marks(document)
+    return {
+        "proposition": proposition(document),
+        "statement_withheld": "statement" not in document,
+        "excerpt_withheld": "excerpt" not in passage,
+        "excerpt": marks.text,
+        "anchor_result": marks.recorded,
+        "anchor_applies": marks.applies,
+        "marks": marks,
+        "explanation": explain_display(document),
+        "notifications": notifications_for(request, link, document),
+    }

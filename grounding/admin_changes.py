@@ -35,7 +35,7 @@ def with_sending_notification(queryset: QuerySet[GroundingLink]) -> QuerySet[Gro
     return queryset.annotate(sent_by_notification=Subquery(sender))
 
 
-@admin.display(description="sent to review by")
+@admin.display(description="sent by")
 def sent_by(link: GroundingLink) -> str:
     notification_id = getattr(link, "sent_by_notification", None)
     if not link.change_ref:
@@ -43,7 +43,7 @@ def sent_by(link: GroundingLink) -> str:
     if notification_id is None:
         return link.change_ref  # set by a curator's revision, not by a notification
     address = reverse("admin:grounding_changenotification_change", args=[str(notification_id)])
-    return format_html('<a href="{}">{}</a>', address, link.change_ref)
+    return format_html('<a href="{}" title="{}">{}</a>', address, link.change_ref, link.change_ref)
 
 
 @admin.action(

@@ -15,6 +15,7 @@ from typing import Any
 
 from django import forms
 
+from grounding.admin_widgets import SchemaJSONField
 from grounding.choices import RecordState, SupportKind, UseBasis
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
 from grounding.reader import FIELD_PATHS
@@ -74,9 +75,12 @@ class LinkChangeForm(forms.Form):
     use_basis = forms.ChoiceField(
         choices=UseBasis.choices, help_text="Recorded, never inferred from a citation."
     )
-    support_scope = forms.JSONField(widget=forms.Textarea(attrs={"rows": 4}))
-    source_selector = forms.JSONField(
-        label="Source selector", widget=forms.Textarea(attrs={"rows": 6})
+    # Structured values: a JSON editor checked against the shipped schemas.
+    support_scope = SchemaJSONField("support_scope", help_text="What the passage covers.")
+    source_selector = SchemaJSONField(
+        "selector",
+        label="Source selector",
+        help_text="A W3C selector; offsets are NFC code points, half-open.",
     )
     revision_reason = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 2}),

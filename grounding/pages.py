@@ -13,8 +13,8 @@ from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
 from grounding.choices import RecordState
+from grounding.quote import quote_marks
 from grounding.selectors import get_link, revision_rows
-from grounding.templatetags.grounding_tags import anchor_applies
 from policies import audit
 from policies.reader import reader_for
 from policies.refusals import Refusal
@@ -63,17 +63,17 @@ def grounding_page(request: HttpRequest, grounding_id) -> HttpResponse:
         return render(request, "grounding/tombstone.html", {"doc": document})
     passage = document.get("passage", {})
     anchor = document.get("anchor", {})
-    anchor_result = anchor.get("anchor_result") or None
-    excerpt = passage.get("excerpt")
+    marks = quote_marks(document)
     context = {
         "doc": document,
         "withheld": document["withheld"],
         "passage": passage,
         "anchor": anchor,
-        "anchor_result": anchor_result,
+        "anchor_result": marks.recorded,
         "excerpt_withheld": "excerpt" not in passage,
         # Offsets only apply to the representation they were computed over.
-        "anchor_applies": anchor_applies(excerpt, anchor_result),
+        "anchor_applies": marks.applies,
+        "marks": marks,
         "timeline": timeline(link),
         "admin_url": _admin_url(request, link),
     }

@@ -36,7 +36,12 @@ _MEMBERSHIPS = "_read_memberships"
 
 
 def links_for_read() -> QuerySet[GroundingLink]:
-    return GroundingLink.objects.select_related(*_LINK_JOINS).prefetch_related(
+    return for_read(GroundingLink.objects.all())
+
+
+def for_read(queryset: QuerySet[GroundingLink]) -> QuerySet[GroundingLink]:
+    """`queryset` with what rendering a link document needs joined and prefetched."""
+    return queryset.select_related(*_LINK_JOINS).prefetch_related(
         Prefetch(
             "assessments",
             queryset=Assessment.objects.order_by("recorded_revision"),

@@ -3,11 +3,32 @@ reader's business (`policies.reader`)."""
 
 from __future__ import annotations
 
-import django_filters
-from rest_framework.pagination import CursorPagination
+import uuid
 
-from grounding.choices import RecheckState, RecordState, SupportKind
+import django_filters
+from django.core.exceptions import ValidationError
+from django.db.models import Q, QuerySet
+from rest_framework.exceptions import NotFound
+from rest_framework.pagination import CursorPagination, _reverse_ordering
+
+from grounding.choices import DisplayState, RecheckState, RecordState, SupportKind
 from grounding.models import GroundingLink
+
+# `ordering`: a closed allow-list, each with grounding_id (unique, UUIDv7) as the
+# tie-breaker, so a cursor names one exact position whatever the ties.
+ORDERINGS: dict[str, tuple[str, ...]] = {
+    "-grounding_id": ("-grounding_id",),
+    "grounding_id": ("grounding_id",),
+    "-observed_at": ("-observed_at", "-grounding_id"),
+    "observed_at": ("observed_at", "grounding_id"),
+    "-revision": ("-revision", "-grounding_id"),
+    "revision": ("revision", "grounding_id"),
+}
+DEFAULT_ORDERING = "-grounding_id"
+ORDERING_HELP = (
+    "Order of the list (default -grounding_id: newest registered first); "
+    "ties are broken by grounding_id in the same direction."
+)
 
 # Filters that match on a disclosable group: a link whose group is withheld from
 # the reader is left out, so the filter cannot be used to probe withheld values.
@@ -28,6 +49,14 @@ class LinkFilter(django_filters.FilterSet):
     )
     passage_id = django_filters.UUIDFilter(field_name="current_passage__passage_id")
     support_kind = django_filters.ChoiceFilter(choices=SupportKind.choices)
+    display_state = django_filters.ChoiceFilter(choices=DisplayState.choices)
+    # Validated here (a value outside the allow-list is a 400 naming /ordering);
+    # applied by the cursor pagination, which must know the order it pages over.
+    ordering = django_filters.ChoiceFilter(
+        choices=[(k, k) for k in ORDERINGS],
+        method="_ordered_by_pagination",
+        help_text=ORDERING_HELP,
+    )
     # The review queue: links a given change notification sent back to review.
     change_ref = django_filters.CharFilter(field_name="change_ref")
 
@@ -41,13 +70,101 @@ class LinkFilter(django_filters.FilterSet):
             "answer_revision_ref",
             "passage_id",
             "support_kind",
+            "display_state",
             "change_ref",
         ]
 
+    def _ordered_by_pagination(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset
+
 
 class LinkCursorPagination(CursorPagination):
+    """Cursor pages over one of the allowed orderings.
+
+    DRF's cursor is the value of the first ordering column plus an offset among its
+    ties (capped at 1,000, past which pages repeat). Here a cursor over a non-unique
+    column carries the row's grounding_id as well, and the page starts strictly after
+    (value, grounding_id): exact however many links share a value.
+    """
+
     # grounding_id is a UUIDv7: unique and time-ordered, so cursors are stable.
-    ordering = "-grounding_id"
+    ordering = DEFAULT_ORDERING
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 200
+
+    def get_ordering(self, request, queryset, view) -> tuple[str, ...]:
+        chosen = request.query_params.get("ordering") or DEFAULT_ORDERING
+        return ORDERINGS.get(chosen, ORDERINGS[DEFAULT_ORDERING])
+
+    def _get_position_from_instance(self, instance, ordering) -> str:
+        if len(ordering) == 1:
+            return super()._get_position_from_instance(instance, ordering)
+        value = getattr(instance, ordering[0].lstrip("-"))
+        text = value.isoformat() if hasattr(value, "isoformat") else str(value)
+        return f"{text}|{instance.pk}"
+
+    def _after(self, queryset: QuerySet, position: str, below: bool) -> QuerySet:
+        """Rows strictly past `position` in the paging direction."""
+        order = self.ordering[0].lstrip("-")
+        op = "lt" if below else "gt"
+        if len(self.ordering) == 1:
+            return queryset.filter(**{f"{order}__{op}": position})
+        value_text, _, key_text = position.rpartition("|")
+        try:
+            value = GroundingLink._meta.get_field(order).to_python(value_text)
+            key = uuid.UUID(key_text)
+        except (ValidationError, ValueError) as exc:
+            raise NotFound(self.invalid_cursor_message) from exc
+        if value is None:
+            raise NotFound(self.invalid_cursor_message)
+        return queryset.filter(
+            Q(**{f"{order}__{op}": value}) | Q(**{order: value, f"grounding_id__{op}": key})
+        )
+
+    def paginate_queryset(self, queryset, request, view=None):
+        # DRF's CursorPagination.paginate_queryset, with the position filter in `_after`.
+        self.request = request
+        self.page_size = self.get_page_size(request)
+        if not self.page_size:
+            return None
+        self.base_url = request.build_absolute_uri()
+        self.ordering = self.get_ordering(request, queryset, view)
+        self.cursor = self.decode_cursor(request)
+        if self.cursor is None:
+            offset, reverse, current_position = 0, False, None
+        else:
+            offset, reverse, current_position = self.cursor
+        if reverse:
+            queryset = queryset.order_by(*_reverse_ordering(self.ordering))
+        else:
+            queryset = queryset.order_by(*self.ordering)
+        if current_position is not None:
+            is_reversed = self.ordering[0].startswith("-")
+            queryset = self._after(queryset, current_position, self.cursor.reverse != is_reversed)
+        results = list(queryset[offset : offset + self.page_size + 1])
+        self.page = list(results[: self.page_size])
+        if len(results) > len(self.page):
+            has_following_position = True
+            following_position = self._get_position_from_instance(results[-1], self.ordering)
+        else:
+            has_following_position = False
+            following_position = None
+        if reverse:
+            self.page = list(reversed(self.page))
+            self.has_next = (current_position is not None) or (offset > 0)
+            self.has_previous = has_following_position
+            if self.has_next:
+                self.next_position = current_position
+            if self.has_previous:
+                self.previous_position = following_position
+        else:
+            self.has_next = has_following_position
+            self.has_previous = (current_position is not None) or (offset > 0)
+            if self.has_next:
+                self.next_position = following_position
+            if self.has_previous:
+                self.previous_position = current_position
+        if (self.has_previous or self.has_next) and self.template is not None:
+            self.display_page_controls = True
+        return self.page

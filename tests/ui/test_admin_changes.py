@@ -41,7 +41,7 @@ def test_pending_links_come_first_with_the_notification_that_sent_them(client, w
     rows = re.findall(r'name="_selected_action" value="([^"]+)"', html)
     assert rows[0] == str(pending.pk)
     address = reverse("admin:grounding_changenotification_change", args=[notification.pk])
-    assert f'<a href="{address}">urn:change:cms-1</a>' in html
+    assert f'<a href="{address}" title="urn:change:cms-1">urn:change:cms-1</a>' in html
     queue = client.get(reverse(CHANGELIST), {"change_ref": "urn:change:cms-1"}).content.decode()
     assert re.findall(r'name="_selected_action" value="([^"]+)"', queue) == [str(pending.pk)]
 
