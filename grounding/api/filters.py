@@ -4,10 +4,10 @@ reader's business (`policies.reader`)."""
 from __future__ import annotations
 
 import django_filters
-from rest_framework.pagination import CursorPagination
 
 from grounding.choices import RecheckState, RecordState, SupportKind
 from grounding.models import GroundingLink
+from policies.api.pagination import CursorPagination
 
 # Filters that match on a disclosable group: a link whose group is withheld from
 # the reader is left out, so the filter cannot be used to probe withheld values.
