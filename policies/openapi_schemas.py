@@ -45,12 +45,16 @@ def _convert(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
     for key, value in node.items():
         if key in _DROPPED:
             continue
-        if key == "const":
+        if key == "const" and isinstance(value, bool):
+            out["type"] = "boolean"  # a one-value boolean enum is beyond client generators
+        elif key == "const":
             out["enum"] = [value]
         elif key == "type" and isinstance(value, list):
             kinds = [k for k in value if k != "null"]
             if len(kinds) == 1:
                 out["type"] = kinds[0]
+            elif kinds:
+                out["x-types"] = kinds  # split into anyOf below
             if "null" in value:
                 out["nullable"] = True
         elif key == "exclusiveMinimum" and not isinstance(value, bool):
@@ -65,6 +69,8 @@ def _convert(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
             continue
         else:
             out[key] = _convert(value, defs, seen)
+    if "x-types" in out:
+        out = _split_types(out)
     if "allOf" in out:
         out["allOf"] = [item for item in out["allOf"] if item]  # dropped conditionals
         if not out["allOf"]:
@@ -81,3 +87,26 @@ def _convert(node: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
         if combiner in out and not all(out[combiner]):
             del out[combiner]
     return out
+
+
+# Which keywords constrain which JSON type (for a schema with several types).
+_TYPE_KEYWORDS = {
+    "string": {"minLength", "maxLength", "pattern", "format"},
+    "object": {"properties", "required", "additionalProperties", "minProperties",
+               "maxProperties"},
+    "array": {"items", "minItems", "maxItems", "uniqueItems"},
+    "number": {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
+}  # fmt: skip
+_TYPE_KEYWORDS["integer"] = _TYPE_KEYWORDS["number"]
+
+
+def _split_types(node: dict[str, Any]) -> dict[str, Any]:
+    """{"type": ["string", "object"], …} is anyOf one schema per type (OpenAPI 3.0)."""
+    kinds = node.pop("x-types")
+    typed = set().union(*_TYPE_KEYWORDS.values())
+    common = {k: v for k, v in node.items() if k not in typed}
+    alternatives = [
+        {"type": kind, **{k: v for k, v in node.items() if k in _TYPE_KEYWORDS.get(kind, ())}}
+        for kind in kinds
+    ]
+    return {**common, "anyOf": alternatives}
