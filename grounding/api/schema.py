@@ -47,6 +47,19 @@ ETAG = OpenApiParameter(
     description="The revision of the link (or set) this response is about, as a strong "
     'ETag: `"3"`. Send it back as If-Match.',
 )
+# The projection's query (ProjectionQuerySerializer bounds them by the stored row).
+PROJECTION_RECIPIENT = OpenApiParameter(
+    "recipient",
+    {"type": "string", "minLength": 1, "maxLength": 255},
+    required=True,
+    description="Who receives the projection (a role or class ref, e.g. partner:acme).",
+)
+PROJECTION_PURPOSE = OpenApiParameter(
+    "purpose",
+    {"type": "string", "minLength": 1, "maxLength": 128},
+    required=True,
+    description="The purpose class, e.g. citation-display.",
+)
 LOCATION = OpenApiParameter("Location", OpenApiTypes.URI, OpenApiParameter.HEADER, response=[201])
 
 

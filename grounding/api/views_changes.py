@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from grounding import services
+from grounding.api import examples
 from grounding.api.schema import operation
 from grounding.api.views import ApiView
 from grounding.choices import ChangeKind
@@ -117,6 +118,7 @@ class ChangeNotificationListView(ApiView):
     @operation(
         summary="Record a change notification and send the links it affects to review",
         request=ChangeNotificationRequestSerializer,
+        examples=[examples.CHANGE_NOTIFICATION],
         responses={200: ChangeNotificationSerializer, 201: ChangeNotificationSerializer},
         errors=(404, 409),
         etag=False,

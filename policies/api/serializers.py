@@ -140,7 +140,9 @@ class DecisionInputSerializer(StrictSerializer):
     recipient_scope = serializers.CharField(max_length=255)
     purpose = serializers.CharField(max_length=128)
     fields = serializers.ListField(
-        child=serializers.ChoiceField(choices=DisclosableField.choices), allow_empty=False
+        child=serializers.ChoiceField(choices=DisclosableField.choices),
+        allow_empty=False,
+        min_length=1,
     )
     grounding_ids = serializers.ListField(
         child=serializers.UUIDField(), allow_null=True, required=False, default=None
@@ -163,6 +165,21 @@ class DecisionInputSerializer(StrictSerializer):
             attrs["grounding_ids"] = [str(g) for g in attrs["grounding_ids"]]
         attrs["fields"] = sorted(set(attrs["fields"]))
         return attrs
+
+
+DECISION_EXAMPLE = OpenApiExample(
+    "partner citation display",
+    value={
+        "decision_ref": "urn:access:d9",
+        "dimension": "demo",
+        "recipient_scope": "partner:acme",
+        "purpose": "citation-display",
+        "fields": ["statement", "support", "passage.locator", "passage.title"],
+        "grounding_ids": None,
+        "valid_until": None,
+    },
+    request_only=True,
+)
 
 
 class DecisionSerializer(serializers.ModelSerializer):
@@ -217,10 +234,10 @@ class ProfileInputSerializer(StrictSerializer, serializers.ModelSerializer):
     # The support kinds themselves are grounding's vocabulary (policies imports
     # neither app); registration refuses kinds outside it.
     support_vocabulary = serializers.ListField(
-        child=serializers.CharField(max_length=32), allow_empty=False
+        child=serializers.CharField(max_length=32), allow_empty=False, min_length=1
     )
     selector_profiles = serializers.ListField(
-        child=serializers.CharField(max_length=255), allow_empty=False
+        child=serializers.CharField(max_length=255), allow_empty=False, min_length=1
     )
     field_schemas = serializers.DictField(required=False, default=dict)
     endpoint_role_map = serializers.DictField(child=serializers.CharField(max_length=255))
