@@ -347,6 +347,9 @@ SPECTACULAR_SETTINGS = {
         "ResolutionStateEnum": "grounding.choices.ResolutionState",
         "MembershipRoleEnum": "grounding.choices.MembershipRole",
         "DisclosableFieldEnum": "policies.choices.DisclosableField",
+        "AnchorStatusEnum": ["resolved", "ambiguous", "unresolved"],
+        "EndpointRoleEnum": ["target", "body"],
+        "CitationFormatEnum": "grounding.citations.FORMATS",
     },
 }
 
