@@ -18,6 +18,7 @@ from grounding.choices import (
     MembershipRole,
     ProjectionFormat,
     RebindRequirement,
+    RecordState,
     ResolutionState,
     ReviewerKind,
     SupportKind,
@@ -281,6 +282,7 @@ class WithdrawalResultSerializer(_RecordResult):
     reason = serializers.CharField()
     authority_ref = serializers.CharField()
     scope = serializers.CharField()
+    decision_ref = serializers.CharField(allow_blank=True, allow_null=True)
 
 
 class DisposalResultSerializer(_RecordResult):
@@ -298,9 +300,24 @@ class RevisionEntrySerializer(serializers.Serializer):
 
 
 class RevisionListSerializer(serializers.Serializer):
+    """The revisions, oldest first; a disposed link answers its tombstone instead
+    (grounding_id, revision, record_state "disposed", dimension, receipt_ref, …)."""
+
     grounding_id = serializers.UUIDField()
     revision = serializers.IntegerField()
-    results = RevisionEntrySerializer(many=True)
+    results = RevisionEntrySerializer(many=True, required=False)
+    record_state = serializers.ChoiceField(
+        choices=RecordState.choices, required=False, help_text="Tombstone only: disposed."
+    )
+    dimension = serializers.CharField(required=False, help_text="Tombstone only.")
+    receipt_ref = serializers.CharField(required=False, help_text="Tombstone only.")
+    policy_ref = serializers.CharField(required=False, help_text="Tombstone only.")
+    observed_at = serializers.DateTimeField(
+        required=False, allow_null=True, help_text="Tombstone only."
+    )
+    disposed_at = serializers.DateTimeField(
+        required=False, allow_null=True, help_text="Tombstone only."
+    )
 
 
 class ProjectionResultSerializer(serializers.Serializer):
