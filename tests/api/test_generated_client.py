@@ -7,6 +7,7 @@ writes into a scratch directory is imported and used as a client would use it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import shutil
@@ -69,7 +70,16 @@ def test_a_generated_client_registers_assesses_and_reads_a_link(
             base_url=live_server.url, token=factories.token_for(user), prefix="Token"
         )
 
-    curator, reviewer = client_for(world.curator), client_for(world.reviewer)
+    # Closed at the end: no keep-alive connection outlives the test in the live server.
+    with contextlib.ExitStack() as stack:
+        curator = stack.enter_context(client_for(world.curator))
+        reviewer = stack.enter_context(client_for(world.reviewer))
+        _drive(world, link_api=(create, assess, read, listed), models=models,
+               curator=curator, reviewer=reviewer)  # fmt: skip
+
+
+def _drive(world, *, link_api, models, curator, reviewer) -> None:
+    create, assess, read, listed = link_api
     body = models.RegisterRequest.from_dict(
         factories.link_payload(world.dimension, world.profile, world.passage)
     )
