@@ -282,7 +282,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "grounding.api.schema.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # All bodies are JSON (API.md); the parser enforces DATA_UPLOAD_MAX_MEMORY_SIZE (413).
@@ -326,7 +326,7 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Grounding-link registry API",
     "DESCRIPTION": "WM-MEM-016 Answer Grounding: records, never judges. Errors are "
     "application/problem+json; mutations of an existing link name the revision they "
-    'expect with If-Match: "<revision>" (or expected_revision in the body).',
+    'expect with `If-Match: "<revision>"` (or expected_revision in the body).',
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -334,6 +334,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "grounding.api.schema.close_request_bodies",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "RecordStateEnum": "grounding.choices.RecordState",
         "RecheckStateEnum": "grounding.choices.RecheckState",
@@ -343,6 +347,9 @@ SPECTACULAR_SETTINGS = {
         "ResolutionStateEnum": "grounding.choices.ResolutionState",
         "MembershipRoleEnum": "grounding.choices.MembershipRole",
         "DisclosableFieldEnum": "policies.choices.DisclosableField",
+        "AnchorStatusEnum": ["resolved", "ambiguous", "unresolved"],
+        "EndpointRoleEnum": ["target", "body"],
+        "CitationFormatEnum": "grounding.citations.FORMATS",
     },
 }
 

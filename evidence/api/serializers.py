@@ -2,7 +2,36 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rest_framework import serializers
+
+from policies.openapi_schemas import converted_file
+
+# The request body of a WSP import: the shipped JSON Schema the import validates
+# with, as one OpenAPI component (the cross-field rules are evidence.wsp's).
+WSP_RESPONSE_V3 = converted_file(
+    Path(__file__).resolve().parent.parent / "wsp" / "schema" / "response_v3.json",
+    "evidence/wsp/schema/response_v3.json",
+)
+
+
+class ImportedPassageSerializer(serializers.Serializer):
+    observation_id = serializers.CharField()
+    passage_id = serializers.UUIDField()
+    duplicate_of = serializers.UUIDField(allow_null=True)
+
+
+class ImportObservationsSerializer(serializers.Serializer):
+    received = serializers.IntegerField()
+    created = serializers.IntegerField()
+    duplicates = serializers.IntegerField()
+
+
+class ImportChangeSerializer(serializers.Serializer):
+    canonical_url = serializers.CharField()
+    change_ref = serializers.CharField()
+    affected = serializers.IntegerField()
 
 
 class ImportReportSerializer(serializers.Serializer):
@@ -10,10 +39,11 @@ class ImportReportSerializer(serializers.Serializer):
 
     import_id = serializers.CharField()
     execution_id = serializers.CharField()
-    observations = serializers.DictField(child=serializers.IntegerField())
+    observations = ImportObservationsSerializer()
     novelty_score = serializers.IntegerField()
-    passages = serializers.ListField(child=serializers.DictField())
+    passages = ImportedPassageSerializer(many=True)
     rejected = serializers.IntegerField()
+    changes = ImportChangeSerializer(many=True, required=False)
 
 
 class _ScoreSerializer(serializers.Serializer):

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import django_filters
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, status
-from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evidence.api.serializers import ImportReportSerializer, PassageSerializer
+from evidence.api.serializers import WSP_RESPONSE_V3, ImportReportSerializer, PassageSerializer
 from evidence.models import Passage
 from evidence.reader import PASSAGE_READERS
 from evidence.selectors import passages_for_list
 from evidence.services import import_wsp_document
+from policies.api.pagination import CursorPagination
+from policies.api.serializers import problem_responses
 from policies.choices import DisclosableField
 from policies.reader import reader_for
 from policies.refusals import Refusal
@@ -49,7 +49,8 @@ class WspImportView(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
-        request=OpenApiTypes.OBJECT,
+        summary="Import one WSP v3 ResponseV3 document into a Dimension (curator)",
+        request={"application/json": WSP_RESPONSE_V3},
         parameters=[
             OpenApiParameter(
                 "dimension",
@@ -62,10 +63,9 @@ class WspImportView(APIView):
         responses={
             201: ImportReportSerializer,
             200: ImportReportSerializer,
-            403: OpenApiResponse(description="role_required"),
-            409: OpenApiResponse(description="execution_conflict"),
-            422: OpenApiResponse(description="wsp_contract_violation or banned_field"),
+            **problem_responses(400, 401, 403, 404, 409, 413, 415, 422, 429),
         },
+        tags=["evidence"],
     )
     def post(self, request: Request) -> Response:
         result = import_wsp_document(
@@ -89,7 +89,11 @@ class PassageListView(generics.GenericAPIView):
     def get_queryset(self):
         return passages_for_list()
 
-    @extend_schema(responses={200: PassageSerializer(many=True)})
+    @extend_schema(
+        summary="The passages of your Dimensions (curators and stewards)",
+        responses={200: PassageSerializer(many=True), **problem_responses(400, 401, 403, 404, 429)},
+        tags=["evidence"],
+    )
     def get(self, request: Request) -> Response:
         reader = reader_for(request)
         if not reader.holds(*PASSAGE_READERS):
@@ -106,7 +110,11 @@ class PassageListView(generics.GenericAPIView):
 class PassageDetailView(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: PassageSerializer})
+    @extend_schema(
+        summary="A passage of your Dimensions (curators and stewards)",
+        responses={200: PassageSerializer, **problem_responses(401, 403, 404, 429)},
+        tags=["evidence"],
+    )
     def get(self, request: Request, passage_id) -> Response:
         passage = passages_for_list().filter(pk=passage_id).first()
         if passage is None:

@@ -9,10 +9,11 @@ import django_filters
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 from rest_framework.exceptions import NotFound
-from rest_framework.pagination import CursorPagination, _reverse_ordering
+from rest_framework.pagination import _reverse_ordering
 
 from grounding.choices import DisplayState, RecheckState, RecordState, SupportKind
 from grounding.models import GroundingLink
+from policies.api.pagination import CursorPagination
 
 # `ordering`: a closed allow-list, each with grounding_id (unique, UUIDv7) as the
 # tie-breaker, so a cursor names one exact position whatever the ties.

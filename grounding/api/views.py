@@ -15,7 +15,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from grounding import services
-from grounding.api import conditional
+from grounding.api import conditional, examples
 from grounding.api.filters import FILTER_GROUPS, LinkCursorPagination, LinkFilter
 from grounding.api.schema import IF_NONE_MATCH, operation
 from grounding.api.serializers import (
@@ -117,6 +117,7 @@ class LinkListView(ApiView, generics.GenericAPIView):
         summary="Register a candidate link",
         request=RegisterSerializer,
         responses={201: LinkSerializer},
+        examples=[examples.REGISTER],
         errors=(409,),
     )
     def post(self, request: Request) -> Response:
@@ -130,6 +131,7 @@ class BulkRegisterView(ApiView):
     @operation(
         summary="Register many candidate links, all or none",
         request=BulkRegisterSerializer,
+        examples=[examples.BULK],
         etag=False,
         responses={201: BulkResultSerializer},
         errors=(409,),
@@ -163,6 +165,7 @@ class LinkDetailView(ApiView):
     @operation(
         summary="Revise a link (new bindings or interpretation, with a reason)",
         request=ReviseSerializer,
+        examples=[examples.REVISE],
         responses={200: LinkSerializer},
         errors=(404,),
         conditional=True,

@@ -7,19 +7,22 @@ import uuid
 from typing import Any
 
 from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers, status
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from grounding import services
+from grounding.api import examples
 from grounding.api.schema import operation
 from grounding.api.views import ApiView
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
 from grounding.services.changes import NOTIFYING_ROLES
 from grounding.timestamps import parse_rfc3339
+from policies.api.pagination import CursorPagination
 from policies.refusals import Offender, Refusal
 from policies.services import dimensions_with_roles, roles_of
 
@@ -94,12 +97,28 @@ def _readable(user) -> QuerySet[ChangeNotification]:
     )
 
 
+LIST_FILTERS = [
+    OpenApiParameter("dimension", str, required=False),
+    OpenApiParameter("kind", str, enum=ChangeKind.values, required=False),
+    OpenApiParameter("subject_ref", str, required=False),
+    OpenApiParameter("change_ref", str, required=False),
+    *(
+        OpenApiParameter(name, OpenApiTypes.DATETIME, required=False, description=text)
+        for name, text in (
+            ("observed_after", "observed_at ≥ this RFC 3339 date-time."),
+            ("observed_before", "observed_at < this RFC 3339 date-time."),
+        )
+    ),
+]
+
+
 class ChangeNotificationListView(ApiView):
     pagination_class = ChangeNotificationPagination
 
     @operation(
         summary="Record a change notification and send the links it affects to review",
         request=ChangeNotificationRequestSerializer,
+        examples=[examples.CHANGE_NOTIFICATION],
         responses={200: ChangeNotificationSerializer, 201: ChangeNotificationSerializer},
         errors=(404, 409),
         etag=False,
@@ -119,10 +138,10 @@ class ChangeNotificationListView(ApiView):
         return Response(document(notification), status=code, headers=headers)
 
     @operation(
-        summary="List change notifications (filters: dimension, kind, subject_ref, "
-        "observed_after, observed_before)",
+        summary="List change notifications, newest first",
         responses={200: ChangeNotificationSerializer(many=True)},
-        errors=(400,),
+        errors=(400, 404),
+        parameters=LIST_FILTERS,
         etag=False,
         tags=TAGS,
         operation_id="change_notifications_list",

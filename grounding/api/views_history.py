@@ -9,7 +9,7 @@ from rest_framework.response import Response
 
 from grounding import services
 from grounding.api import conditional
-from grounding.api.schema import operation
+from grounding.api.schema import PROJECTION_PURPOSE, PROJECTION_RECIPIENT, operation
 from grounding.api.serializers import (
     LinkSerializer,
     ProjectionQuerySerializer,
@@ -17,7 +17,7 @@ from grounding.api.serializers import (
     RevisionListSerializer,
 )
 from grounding.api.views import ApiView
-from grounding.choices import RecordState
+from grounding.choices import ProjectionFormat, RecordState
 from grounding.selectors import get_link, revision_rows
 from policies.refusals import Refusal
 
@@ -76,10 +76,10 @@ class ProjectionView(ApiView):
         responses={200: ProjectionResultSerializer},
         errors=(400, 404, 409),
         parameters=[
-            OpenApiParameter("recipient", str, required=True),
-            OpenApiParameter("purpose", str, required=True),
+            PROJECTION_RECIPIENT,
+            PROJECTION_PURPOSE,
             OpenApiParameter(
-                "format", str, enum=["native", "web-annotation", "prov-o"], required=False
+                "format", str, enum=ProjectionFormat.values, required=False, default="native"
             ),
         ],
     )

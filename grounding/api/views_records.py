@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from grounding import services
-from grounding.api import conditional
+from grounding.api import conditional, examples
 from grounding.api.schema import operation
 from grounding.api.serializers import (
     AnchorObservationResultSerializer,
@@ -50,6 +50,7 @@ class AssessmentView(RecordView):
     @operation(
         summary="Bind a supplied assessment to the link's current revision",
         request=AssessmentSerializer,
+        examples=[examples.ASSESSMENT],
         responses={201: AssessmentResultSerializer},
         errors=(404,),
         conditional=True,
@@ -88,6 +89,7 @@ class AnchorObservationView(RecordView):
     @operation(
         summary="Record an anchor observation (the builtin resolver, or a supplied one)",
         request=AnchorObservationSerializer,
+        examples=[examples.ANCHOR_BUILTIN],
         responses={201: AnchorObservationResultSerializer},
         errors=(404,),
         conditional=True,
@@ -131,6 +133,7 @@ class WithdrawalView(RecordView):
     @operation(
         summary="Withdraw the link from positive display under a recorded decision",
         request=WithdrawalSerializer,
+        examples=[examples.WITHDRAWAL],
         responses={201: WithdrawalResultSerializer},
         errors=(404,),
         conditional=True,
@@ -161,6 +164,7 @@ class DisposalView(RecordView):
     @operation(
         summary="Record a disposal receipt and purge local copied payloads",
         request=DisposalSerializer,
+        examples=[examples.DISPOSAL],
         responses={201: DisposalResultSerializer},
         errors=(404,),
         conditional=True,

@@ -6,7 +6,6 @@ Refusals propagate as policies.refusals.Refusal; the project's exception handler
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -14,6 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from grounding.api.schema import operation
+from grounding.citations.serializers import (
+    FromCitationsReportSerializer,
+    FromCitationsRequestSerializer,
+)
 from grounding.citations.service import register_from_citations
 
 
@@ -31,8 +34,8 @@ class FromCitationsView(APIView):
             "object as returned) and passages (document key ⇒ {passage_id} or an "
             "external binding). 201 when links were created, 200 on a replay."
         ),
-        request=OpenApiTypes.OBJECT,
-        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT},
+        request=FromCitationsRequestSerializer,
+        responses={201: FromCitationsReportSerializer, 200: FromCitationsReportSerializer},
         errors=(400, 409),
         etag=False,
         operation_id="groundings_from_citations",

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import django_filters
 from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from policies.api.pagination import CursorPagination
 from policies.api.views import ApiView, operation
 from policies.choices import AuditOutcome, Role
 from policies.models import AuditEvent, DimensionMembership
@@ -90,10 +91,16 @@ class AuditEventListView(ApiView):
         summary="Audit events (stewards; read-only)",
         operation_id="audit_events_list",
         responses={200: AuditEventSerializer(many=True)},
-        errors=(400,),
+        errors=(400, 404),
         parameters=[
-            OpenApiParameter(name, str, required=False)
-            for name in ("link", "actor", "action", "outcome", "code", "dimension")
+            OpenApiParameter("grounding_id", OpenApiTypes.UUID, required=False),
+            OpenApiParameter(
+                "link", OpenApiTypes.UUID, required=False, description="Same as grounding_id."
+            ),
+            OpenApiParameter("actor", str, required=False, description='"user:alice" or "alice".'),
+            OpenApiParameter("outcome", str, enum=AuditOutcome.values, required=False),
+            *(OpenApiParameter(name, str, required=False) for name in ("action", "code")),
+            OpenApiParameter("dimension", str, required=False),
         ],
         tags=["audit"],
     )

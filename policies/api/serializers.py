@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from rest_framework import serializers
@@ -21,7 +21,7 @@ PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_DESCRIPTIONS = {
     400: "validation_error (with offenders), parse_error, body_too_deep (nested deeper "
     "than GROUNDING_MAX_JSON_DEPTH), invalid_if_match, expected_revision_conflict, "
-    "unknown_reference or format_unavailable.",
+    "unknown_reference, format_unavailable or dimension_required.",
     401: "not_authenticated.",
     403: "role_required or disclosure_not_decided.",
     404: "not_found.",
@@ -32,6 +32,7 @@ PROBLEM_DESCRIPTIONS = {
     412: "revision_mismatch: the body carries current_revision.",
     413: "payload_too_large.",
     415: "unsupported_media_type: send application/json.",
+    422: "wsp_contract_violation or banned_field (with every offender); nothing is stored.",
     428: "precondition_required: send If-Match or expected_revision.",
     429: "throttled: see Retry-After.",
 }
@@ -58,11 +59,49 @@ class ProblemSerializer(serializers.Serializer):
     retry_after = serializers.IntegerField(required=False, help_text="On 429: seconds.")
 
 
+# One example problem per status (the first code its description names).
+PROBLEM_EXAMPLES: dict[int, dict[str, Any]] = {
+    400: {"code": "validation_error", "title": "Bad Request", "detail": "the request is not "
+          "valid.", "offenders": [{"pointer": "/statement/statement_ref", "code": "required",
+                                   "detail": "statement_ref is required."}]},
+    401: {"code": "not_authenticated", "title": "Unauthorized",
+          "detail": "Authentication credentials were not provided."},
+    403: {"code": "role_required", "title": "Forbidden",
+          "detail": "this operation needs the curator role in the Dimension."},
+    404: {"code": "not_found", "title": "Not Found", "detail": "no grounding link has this id."},
+    405: {"code": "method_not_allowed", "title": "Method Not Allowed",
+          "detail": 'Method "PUT" not allowed.'},
+    409: {"code": "assessment_input_mismatch", "title": "Conflict",
+          "detail": "assessed_inputs.grounding_revision is not the link's current revision."},
+    412: {"code": "revision_mismatch", "title": "Precondition Failed",
+          "detail": "the link has moved on.", "current_revision": 3},
+    413: {"code": "payload_too_large", "title": "Request Entity Too Large",
+          "detail": "the body is larger than allowed."},
+    415: {"code": "unsupported_media_type", "title": "Unsupported Media Type",
+          "detail": 'Unsupported media type "text/plain" in request.'},
+    422: {"code": "wsp_contract_violation", "title": "Unprocessable Content",
+          "detail": "the document violates the WSP v3 contract.",
+          "offenders": [{"pointer": "/execution_id", "code": "required",
+                         "detail": "execution_id is required."}]},
+    428: {"code": "precondition_required", "title": "Precondition Required",
+          "detail": 'name the revision you expect: If-Match: "<revision>" or expected_revision.'},
+    429: {"code": "throttled", "title": "Too Many Requests",
+          "detail": "Request was throttled.", "retry_after": 12},
+}  # fmt: skip
+
+
+def _example(status: int) -> OpenApiExample:
+    example = PROBLEM_EXAMPLES[status]
+    body = {"type": f"urn:grounding:problem:{example['code']}", "status": status,
+            "offenders": [], **example}  # fmt: skip
+    return OpenApiExample(body["code"], value=body, response_only=True, status_codes=[status])
+
+
 def problem_responses(*codes: int) -> dict[Any, OpenApiResponse]:
     """OpenAPI responses for these statuses, as application/problem+json."""
     return {
         (code, PROBLEM_CONTENT_TYPE): OpenApiResponse(
-            ProblemSerializer, description=PROBLEM_DESCRIPTIONS[code]
+            ProblemSerializer, description=PROBLEM_DESCRIPTIONS[code], examples=[_example(code)]
         )
         for code in sorted(set(codes))
     }
@@ -101,7 +140,9 @@ class DecisionInputSerializer(StrictSerializer):
     recipient_scope = serializers.CharField(max_length=255)
     purpose = serializers.CharField(max_length=128)
     fields = serializers.ListField(
-        child=serializers.ChoiceField(choices=DisclosableField.choices), allow_empty=False
+        child=serializers.ChoiceField(choices=DisclosableField.choices),
+        allow_empty=False,
+        min_length=1,
     )
     grounding_ids = serializers.ListField(
         child=serializers.UUIDField(), allow_null=True, required=False, default=None
@@ -124,6 +165,21 @@ class DecisionInputSerializer(StrictSerializer):
             attrs["grounding_ids"] = [str(g) for g in attrs["grounding_ids"]]
         attrs["fields"] = sorted(set(attrs["fields"]))
         return attrs
+
+
+DECISION_EXAMPLE = OpenApiExample(
+    "partner citation display",
+    value={
+        "decision_ref": "urn:access:d9",
+        "dimension": "demo",
+        "recipient_scope": "partner:acme",
+        "purpose": "citation-display",
+        "fields": ["statement", "support", "passage.locator", "passage.title"],
+        "grounding_ids": None,
+        "valid_until": None,
+    },
+    request_only=True,
+)
 
 
 class DecisionSerializer(serializers.ModelSerializer):
@@ -178,10 +234,10 @@ class ProfileInputSerializer(StrictSerializer, serializers.ModelSerializer):
     # The support kinds themselves are grounding's vocabulary (policies imports
     # neither app); registration refuses kinds outside it.
     support_vocabulary = serializers.ListField(
-        child=serializers.CharField(max_length=32), allow_empty=False
+        child=serializers.CharField(max_length=32), allow_empty=False, min_length=1
     )
     selector_profiles = serializers.ListField(
-        child=serializers.CharField(max_length=255), allow_empty=False
+        child=serializers.CharField(max_length=255), allow_empty=False, min_length=1
     )
     field_schemas = serializers.DictField(required=False, default=dict)
     endpoint_role_map = serializers.DictField(child=serializers.CharField(max_length=255))

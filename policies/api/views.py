@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from policies import governance, governance_api
 from policies.api.serializers import (
+    DECISION_EXAMPLE,
     DecisionInputSerializer,
     DecisionSerializer,
     DimensionInputSerializer,
@@ -72,6 +73,7 @@ class DecisionListView(ApiView):
         summary="Record a disclosure decision (access_steward of the Dimension)",
         request=DecisionInputSerializer,
         responses={201: DecisionSerializer},
+        examples=[DECISION_EXAMPLE],
         errors=(409,),
     )
     def post(self, request: Request) -> Response:

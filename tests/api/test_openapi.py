@@ -110,3 +110,96 @@ def test_the_docs_page_loads_only_local_assets(db):
     for reference in references:
         assert not re.match(r"^(https?:)?//", reference), reference
     assert "cdn.jsdelivr" not in html and "unpkg.com" not in html
+
+
+def _resolve(schema: dict, node: dict) -> dict:
+    while "$ref" in node or ("allOf" in node and len(node["allOf"]) == 1):
+        node = node["allOf"][0] if "allOf" in node else node
+        if "$ref" in node:
+            node = schema["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
+    return node
+
+
+def _operations(schema: dict):
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            if method in ("get", "post", "patch", "delete"):
+                yield path, method, operation
+
+
+@pytest.mark.parametrize(
+    ("path", "filters"),
+    [
+        ("/api/v1/groundings/", {"dimension", "record_state", "recheck_state", "statement_ref",
+                                 "answer_revision_ref", "passage_id", "support_kind",
+                                 "change_ref"}),
+        ("/api/v1/evidence/passages/", {"execution_id", "canonical_url", "content_sha256"}),
+        ("/api/v1/audit-events/", {"grounding_id", "link", "actor", "action", "outcome", "code",
+                                   "dimension"}),
+        ("/api/v1/change-notifications/", {"dimension", "kind", "subject_ref", "change_ref",
+                                           "observed_after", "observed_before"}),
+    ],
+)  # fmt: skip
+def test_every_list_documents_its_cursor_page_size_and_filters(schema, path, filters):
+    parameters = {p["name"]: p for p in schema["paths"][path]["get"]["parameters"]}
+    assert {"cursor", "page_size", *filters} <= set(parameters)
+    assert parameters["page_size"]["schema"] == {"type": "integer", "minimum": 1}
+
+
+@pytest.mark.parametrize(("path", "method"), MUTATING_LINK_OPERATIONS)
+def test_if_match_is_required_where_the_server_answers_428_without_it(schema, path, method):
+    operation = schema["paths"][path][method]
+    if_match = next(p for p in operation["parameters"] if p["name"] == "If-Match")
+    assert if_match["required"] is True
+
+
+def test_every_request_body_is_a_closed_typed_object(schema):
+    for path, method, operation in _operations(schema):
+        if "requestBody" not in operation:
+            continue
+        body = _resolve(schema, operation["requestBody"]["content"]["application/json"]["schema"])
+        assert body["type"] == "object" and body["properties"], (path, method)
+        assert body["additionalProperties"] is False, (path, method)
+
+
+def test_the_link_groups_are_typed_in_requests_responses_and_patches(schema):
+    components = schema["components"]["schemas"]
+    for name in ("Link", "RegisterRequest", "PatchedReviseRequest"):
+        for group in ("statement", "passage", "anchor", "support", "time"):
+            typed = _resolve(schema, components[name]["properties"][group])
+            assert typed["type"] == "object" and typed["properties"], (name, group)
+    statement = _resolve(schema, components["StatementRequest"]["properties"]["claim_scope"])
+    assert statement["required"] == ["proposition"]
+    assert "If-Match" not in components  # a header, not a body member
+
+
+def test_every_error_response_is_a_problem_document(schema):
+    for path, _method, operation in _operations(schema):
+        for status, response in operation["responses"].items():
+            if status.startswith(("4", "5")):
+                content = response["content"][PROBLEM]
+                assert content["schema"] == {"$ref": "#/components/schemas/Problem"}, (path, status)
+                assert content["examples"], (path, status)
+
+
+def test_validation_constraints_the_server_enforces_are_in_the_schema(schema):
+    components = schema["components"]["schemas"]
+    assert components["DecisionInputRequest"]["properties"]["fields"]["minItems"] == 1
+    assert components["AssessmentRequest"]["properties"]["assessment_ref"]["minLength"] == 1
+    projection = schema["paths"]["/api/v1/groundings/{grounding_id}/projection/"]["get"]
+    recipient = next(p for p in projection["parameters"] if p["name"] == "recipient")
+    assert recipient["schema"]["minLength"] == 1
+
+
+def test_examples_come_from_the_demo_data(schema):
+    register = schema["paths"]["/api/v1/groundings/"]["post"]["requestBody"]["content"]
+    (example,) = register["application/json"]["examples"].values()
+    assert example["value"]["dimension"] == "demo"
+    assert example["value"]["profile"] == "wm-mem-016@1.0.0"
+
+
+def test_the_revision_placeholder_is_a_code_span_so_swagger_shows_it(schema):
+    # Swagger UI renders descriptions as Markdown: a bare <revision> is an HTML tag.
+    description = schema["info"]["description"]
+    assert '`If-Match: "<revision>"`' in description
+    assert not re.findall(r"<[a-z_]+>", re.sub(r"`[^`]*`", "", description))
