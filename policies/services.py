@@ -53,18 +53,6 @@ def require_role(user, dimension: Dimension, *roles: Role) -> None:
         raise Refusal("role_required", f"this operation needs the {names} role in the Dimension.")
 
 
-def require_role_anywhere(user, *roles: Role) -> None:
-    """For operations not bound to one Dimension (evidence import)."""
-    if user is None or not getattr(user, "is_authenticated", False):
-        raise Refusal("role_required", "authentication is required.")
-    held = DimensionMembership.objects.filter(
-        user=user, role__in=[str(r) for r in roles], dimension__is_active=True
-    ).exists()
-    if not held:
-        names = " or ".join(str(r) for r in roles)
-        raise Refusal("role_required", f"this operation needs the {names} role in a Dimension.")
-
-
 def require_active(dimension: Dimension) -> None:
     if not dimension.is_active:
         raise Refusal("dimension_inactive", "the Dimension's policy package is not active.")
@@ -90,6 +78,12 @@ def dimension_for(user, name: Any) -> Dimension:
     return dimension
 
 
+def unknown_dimension(pointer: str = "/dimension") -> Offender:
+    """The one offender for a named Dimension that does not exist or where the caller
+    holds no role: the two must not be told apart."""
+    return Offender(pointer, "unknown_reference", "no Dimension of yours has this name.")
+
+
 def named_dimension(user, name: Any, pointer: str = "/dimension") -> Dimension:
     """A Dimension a request body names: unknown, and one where the caller holds no
     role, are the same offender (existence is not disclosed)."""
@@ -98,9 +92,7 @@ def named_dimension(user, name: Any, pointer: str = "/dimension") -> Dimension:
         raise Refusal(
             "validation_error",
             "the request is not valid.",
-            offenders=[
-                Offender(pointer, "unknown_reference", "no Dimension of yours has this name.")
-            ],
+            offenders=[unknown_dimension(pointer)],
         )
     return dimension
 

@@ -52,7 +52,13 @@ from policies import audit
 from policies.choices import Role
 from policies.models import Dimension, Profile
 from policies.refusals import Offender, Refusal
-from policies.services import require_active, require_published, require_role, roles_of
+from policies.services import (
+    require_active,
+    require_published,
+    require_role,
+    roles_of,
+    unknown_dimension,
+)
 
 PARSERS = {
     anthropic.FORMAT: anthropic.parse,
@@ -86,7 +92,7 @@ def _register(*, actor, request: Any, dimension: str | None) -> tuple[dict, bool
     if dim is not None and not roles_of(actor, dim):
         # A Dimension where the caller holds no role reads as one that does not exist.
         dim = None
-        offenders.append(_UNKNOWN_DIMENSION)
+        offenders.append(unknown_dimension())
     if dim is not None and profile is not None:
         # Role and policy come before any detail of the payload is judged.
         require_active(dim)
@@ -173,7 +179,7 @@ def _policy(request: dict, offenders: list[Offender]) -> tuple[Dimension | None,
     if isinstance(name, str) and name:
         dimension = Dimension.objects.filter(name=name).first()
         if dimension is None:
-            offenders.append(_UNKNOWN_DIMENSION)
+            offenders.append(unknown_dimension())
     ref = request.get("profile")
     if isinstance(ref, str) and ref:
         profile_name, _, version = ref.partition("@")
@@ -181,11 +187,6 @@ def _policy(request: dict, offenders: list[Offender]) -> tuple[Dimension | None,
         if profile is None:
             offenders.append(Offender("/profile", "unknown_reference", "no such profile."))
     return dimension, profile
-
-
-_UNKNOWN_DIMENSION = Offender(
-    "/dimension", "unknown_reference", "no Dimension of yours has this name."
-)
 
 
 def _passage_texts(passages: dict, dimension: Dimension) -> dict[str, str]:

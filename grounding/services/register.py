@@ -27,7 +27,13 @@ from policies.bulk import insert_with_history
 from policies.choices import Role
 from policies.identifiers import uuid7
 from policies.refusals import Offender, Refusal, pointer_join
-from policies.services import require_active, require_published, require_role, roles_of
+from policies.services import (
+    require_active,
+    require_published,
+    require_role,
+    roles_of,
+    unknown_dimension,
+)
 
 REGISTER_FIELDS = {
     "dimension",
@@ -165,7 +171,7 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepare
     if dimension is not None and not roles_of(actor, dimension):
         # A Dimension where the caller holds no role reads as one that does not exist.
         dimension = None
-        offenders.append(_unknown_dimension(pointer))
+        offenders.append(unknown_dimension(pointer_join(pointer, "dimension")))
     if dimension is not None and profile is not None:
         # Role and policy preconditions come before any detail of the input is judged.
         require_active(dimension)
@@ -251,14 +257,6 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepare
     )
 
 
-def _unknown_dimension(pointer: str) -> Offender:
-    return Offender(
-        pointer_join(pointer, "dimension"),
-        "unknown_reference",
-        "no Dimension of yours has this name.",
-    )
-
-
 def _resolve_policy(payload, pointer, lookups, offenders):
     dimension = profile = None
     name = payload.get("dimension")
@@ -269,7 +267,7 @@ def _resolve_policy(payload, pointer, lookups, offenders):
     else:
         dimension = lookups.dimension(name)
         if dimension is None:
-            offenders.append(_unknown_dimension(pointer))
+            offenders.append(unknown_dimension(pointer_join(pointer, "dimension")))
     ref = payload.get("profile")
     if not isinstance(ref, str) or "@" not in ref:
         offenders.append(
