@@ -1,4 +1,4 @@
-# The registry's application image: gunicorn serving grounding.wsgi, static files
+# The registry's application image: gunicorn serving grounding.project.wsgi, static files
 # collected at build time and served by WhiteNoise. Runs as an unprivileged user.
 FROM python:3.11-slim
 
@@ -35,4 +35,4 @@ USER app
 EXPOSE 8000
 
 # Workers and threads come from the environment; access and error logs go to stdout.
-CMD ["sh", "-c", "exec gunicorn grounding.wsgi --bind 0.0.0.0:${PORT:-8000} --workers ${GUNICORN_WORKERS:-3} --threads ${GUNICORN_THREADS:-4} --timeout ${GUNICORN_TIMEOUT:-30} --access-logfile - --error-logfile -"]
+CMD ["sh", "-c", "exec gunicorn grounding.project.wsgi --bind 0.0.0.0:${PORT:-8000} --workers ${GUNICORN_WORKERS:-3} --threads ${GUNICORN_THREADS:-4} --timeout ${GUNICORN_TIMEOUT:-30} --access-logfile - --error-logfile -"]

@@ -1,8 +1,8 @@
 """Settings for `make bench`: the production settings plus a bare endpoint (the
 floor) and no throttling, so the load generator measures the code, not the limits."""
 
-from grounding.settings import *  # noqa: F403
-from grounding.settings import REST_FRAMEWORK
+from grounding.project.settings import *  # noqa: F403
+from grounding.project.settings import REST_FRAMEWORK
 
 ROOT_URLCONF = "bench.urls"
 DEBUG = False

@@ -16,5 +16,5 @@ class BareInsert(APIView):
 
 urlpatterns = [
     path("bench/bare/", BareInsert.as_view()),
-    path("", include("grounding.urls")),
+    path("", include("grounding.project.urls")),
 ]

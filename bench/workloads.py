@@ -165,7 +165,7 @@ def concurrent_writers(kind: str, *, writers: int, batches: int, batch_size: int
 def wsp_import() -> dict:
     """WSP import one document per transaction, then the same kind of fresh documents
     through import_wsp_documents in batches (the headline figure)."""
-    from evidence.services import import_wsp_document, import_wsp_documents
+    from evidence.services.wsp_import import import_wsp_document, import_wsp_documents
 
     docs = int(os.environ.get("BENCH_WSP_DOCS", "100"))
     batched_docs = int(os.environ.get("BENCH_WSP_BATCHED_DOCS", "1000"))
@@ -225,7 +225,7 @@ def gunicorn(ports: list[int], workers: int, threads: int):
             subprocess.Popen(
                 [
                     str(Path(sys.executable).parent / "gunicorn"),
-                    "grounding.wsgi",
+                    "grounding.project.wsgi",
                     "--bind",
                     f"127.0.0.1:{port}",
                     "--workers",

@@ -34,7 +34,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from bench import generate
-    from evidence.services import import_wsp_documents
+    from evidence.services.wsp_import import import_wsp_documents
     from grounding import services
 
     curator = get_user_model().objects.get(username="demo-curator")

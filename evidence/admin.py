@@ -3,7 +3,7 @@
 Sources, passages and content are masters imported from WSP responses into a
 Dimension: the admin never edits them, and shows only the user's own Dimensions'
 evidence, as the reader (`policies.reader`, `evidence.reader`) discloses it.
-The import page calls `evidence.services.import_wsp_document` once per document.
+The import page calls `evidence.services.wsp_import.import_wsp_document` once per document.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.reader import PASSAGE_READERS
-from evidence.services import import_wsp_document
-from policies.admin_base import ReadOnlyAdminMixin
+from evidence.services.wsp_import import import_wsp_document
 from policies.choices import DisclosableField, Role
+from policies.kernel.refusals import Refusal
 from policies.models import Dimension
 from policies.reader import Reader, reader_for
-from policies.refusals import Refusal
+from policies.web.admin_base import ReadOnlyAdminMixin
 
 WITHHELD = "withheld"
 MAX_UPLOAD_BYTES = 8 * 1024 * 1024

@@ -8,8 +8,8 @@ from django.db import models
 from simple_history.models import HistoricalRecords
 
 from evidence.choices import AccessLabel, ObservationKind, ScoreSemantics, SourceField
-from policies.history import AppendOnlyModel, TrackedManager
-from policies.identifiers import uuid7
+from policies.kernel.history import AppendOnlyModel, TrackedManager
+from policies.kernel.identifiers import uuid7
 from policies.models import Dimension
 
 

@@ -17,8 +17,8 @@ from evidence.choices import AccessLabel
 from evidence.models import Passage
 from policies.choices import DisclosableField as F
 from policies.choices import Role
+from policies.kernel.refusals import Refusal
 from policies.reader import Reader, register_kind
-from policies.refusals import Refusal
 
 # Who reads passages directly (API.md "Evidence reads").
 PASSAGE_READERS = (Role.CURATOR, Role.STEWARD, Role.ACCESS_STEWARD)

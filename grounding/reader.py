@@ -21,8 +21,8 @@ from grounding.representation import LinkRecords, link_document
 from grounding.selectors import current_records, link_at_revision
 from policies.choices import DisclosableField as F
 from policies.disclosure import Coverage
+from policies.kernel.refusals import Refusal
 from policies.reader import Reader, Recipient, register_kind
-from policies.refusals import Refusal
 
 # Where each disclosable field lives in the document ("*" walks a list).
 FIELD_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {

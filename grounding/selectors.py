@@ -16,7 +16,7 @@ from grounding.models import (
     Withdrawal,
 )
 from grounding.representation import LinkRecords
-from policies.refusals import Refusal
+from policies.kernel.refusals import Refusal
 
 _LINK_JOINS = (
     "dimension",

@@ -15,8 +15,8 @@ from knox.models import AuthToken
 from simple_history.admin import SimpleHistoryAdmin
 
 from policies import governance
-from policies.admin_base import ReadOnlyAdminMixin
 from policies.choices import Role
+from policies.kernel.refusals import Refusal
 from policies.models import (
     AuditEvent,
     Dimension,
@@ -24,7 +24,7 @@ from policies.models import (
     DisclosureDecision,
     Profile,
 )
-from policies.refusals import Refusal
+from policies.web.admin_base import ReadOnlyAdminMixin
 
 
 def dimension_ids(request: HttpRequest) -> set[int]:

@@ -15,10 +15,10 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from policies.bulk import insert_rows
 from policies.choices import AuditOutcome
+from policies.kernel.bulk import insert_rows
+from policies.kernel.request_context import current_request_id, note_refusal
 from policies.models import AuditEvent, Dimension
-from policies.request_context import current_request_id, note_refusal
 
 logger = logging.getLogger("grounding.audit")
 

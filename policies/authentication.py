@@ -50,7 +50,7 @@ class TokenScheme(OpenApiAuthenticationExtension):
     """OpenAPI: the same `tokenAuth` scheme (`Authorization: Token <key>`) as before."""
 
     target_class = TokenAuthentication
-    match_subclasses = True  # the throttled one (grounding.api.throttling) too
+    match_subclasses = True  # the throttled one (policies.web.throttling) too
     name = "tokenAuth"
 
     def get_security_definition(self, auto_schema):

@@ -11,10 +11,10 @@ from django.utils import timezone
 from policies import audit
 from policies.choices import ProfileStatus, Role
 from policies.disclosure import ALL_FIELDS, record_internal_decisions
+from policies.kernel.refusals import Offender, Refusal
+from policies.kernel.text import control_offenders
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
-from policies.refusals import Offender, Refusal
 from policies.services import require_role
-from policies.text import control_offenders
 
 
 def _save(obj, *, actor, reason: str) -> None:

@@ -14,10 +14,10 @@ from django.db.models import QuerySet
 
 from policies import governance
 from policies.choices import Role
+from policies.kernel.refusals import Offender, Refusal, pointer_join
+from policies.kernel.text import control_offenders
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
-from policies.refusals import Offender, Refusal, pointer_join
 from policies.services import named_dimension, require_role
-from policies.text import control_offenders
 
 # Who may read a Dimension's disclosure decisions.
 DECISION_READERS = (Role.ACCESS_STEWARD, Role.STEWARD)

@@ -8,8 +8,8 @@ from django.db import models
 from simple_history.models import HistoricalRecords
 
 from policies.choices import AuditOutcome, ProfileStatus, Role
-from policies.history import AppendOnlyModel, HistoryBypassError, TrackedManager
-from policies.identifiers import uuid7
+from policies.kernel.history import AppendOnlyModel, HistoryBypassError, TrackedManager
+from policies.kernel.identifiers import uuid7
 
 _slug = RegexValidator(r"^[a-z0-9][a-z0-9._-]{0,62}$", "lowercase letters, digits, . _ -")
 _version = RegexValidator(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$", "a semantic version")

@@ -29,8 +29,8 @@ from django.db.models import Model, Q, QuerySet
 
 from policies.choices import Role
 from policies.disclosure import PURPOSE_BY_ROLE, Coverage, coverage_for, valid_decisions
+from policies.kernel.refusals import Refusal
 from policies.models import Dimension, DimensionMembership, DisclosureDecision
-from policies.refusals import Refusal
 
 INTERNAL_PREFIX = "role:"
 

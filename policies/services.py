@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from policies.choices import ProfileStatus, Role
+from policies.kernel.refusals import Offender, Refusal
 from policies.models import Dimension, DimensionMembership, Profile
-from policies.refusals import Offender, Refusal
 
 
 def roles_of(user, dimension: Dimension) -> set[str]:

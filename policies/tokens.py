@@ -19,7 +19,7 @@ from knox.models import AuthToken
 from knox.settings import CONSTANTS
 
 from policies import audit
-from policies.refusals import Offender, Refusal
+from policies.kernel.refusals import Offender, Refusal
 
 # Longest lifetime a token may be issued for; there are no tokens that never expire.
 MAX_TTL = timedelta(days=3650)

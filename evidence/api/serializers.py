@@ -1,4 +1,4 @@
-"""Output shapes of the evidence API. Writes go through evidence.services, never here."""
+"""Output shapes of the evidence API. Writes go through evidence.services.wsp_import, never here."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rest_framework import serializers
 
-from policies.openapi_schemas import converted_file
+from policies.web.openapi_schemas import converted_file
 
 # The request body of a WSP import: the shipped JSON Schema the import validates
 # with, as one OpenAPI component (the cross-field rules are evidence.wsp's).

@@ -14,12 +14,12 @@ from evidence.api.serializers import WSP_RESPONSE_V3, ImportReportSerializer, Pa
 from evidence.models import Passage
 from evidence.reader import PASSAGE_READERS
 from evidence.selectors import passages_for_list
-from evidence.services import import_wsp_document
-from policies.api.pagination import CursorPagination
+from evidence.services.wsp_import import import_wsp_document
 from policies.api.serializers import problem_responses
 from policies.choices import DisclosableField
+from policies.kernel.refusals import Refusal
 from policies.reader import reader_for
-from policies.refusals import Refusal
+from policies.web.pagination import CursorPagination
 
 # Filters on disclosed members, by the disclosable field that covers them.
 FILTER_FIELDS = {"canonical_url": DisclosableField.PASSAGE_LOCATOR}

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from evidence.wsp.context import DocumentIndex, as_dict, as_list
-from policies.refusals import Offender, pointer_join
-from policies.text import storable, unstorable_offenders
+from policies.kernel.refusals import Offender, pointer_join
+from policies.kernel.text import storable, unstorable_offenders
 
 # Amendment 002 §0/§1/§8 and design/WSP.md: never valid, at any depth, as a key.
 BANNED_KEYS = frozenset(

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from evidence.wsp.context import DocumentIndex, as_list
-from policies.refusals import Offender, pointer_join
+from policies.kernel.refusals import Offender, pointer_join
 
 PROVIDER_FIELDS_MAX_BYTES = 4096
 PROVIDER_FIELDS_RESPONSE_MAX_BYTES = 131072

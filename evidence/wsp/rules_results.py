@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from evidence.wsp.context import DocumentIndex, as_list
 from evidence.wsp.text_rules import TRUNCATION, derives_from, segment_offenders
-from policies.refusals import Offender, pointer_join
+from policies.kernel.refusals import Offender, pointer_join
 
 CONTENT_FIELDS = ("title", "snippet", "text")
 

@@ -26,8 +26,8 @@ import re
 from collections.abc import Iterator
 
 from evidence.offsets import nfc
-from policies.refusals import Offender, pointer_join
-from policies.text import storable
+from policies.kernel.refusals import Offender, pointer_join
+from policies.kernel.text import storable
 
 DATA_URI = re.compile(
     r"data:[A-Za-z0-9!#$&^_.+/-]*(?:;[A-Za-z0-9!#$&^_.+=-]+)*;base64,[A-Za-z0-9+/=]+"

@@ -32,7 +32,7 @@ from evidence.wsp.rules_envelope import (
 from evidence.wsp.rules_observations import observation_offenders, policy_action_offenders
 from evidence.wsp.rules_results import result_offenders
 from policies.fastschema import Check, Unsupported, compile_schema
-from policies.refusals import Offender, pointer_join
+from policies.kernel.refusals import Offender, pointer_join
 
 SCHEMA_PATH = Path(__file__).parent / "schema" / "response_v3.json"
 

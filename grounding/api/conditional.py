@@ -39,7 +39,7 @@ from rest_framework.response import Response
 
 from grounding.models import GroundingLink
 from policies import audit
-from policies.refusals import Offender, Refusal
+from policies.kernel.refusals import Offender, Refusal
 
 # Revisions are PositiveIntegerFields; nine digits keep any value inside them.
 _REVISION = re.compile(r"[1-9][0-9]{0,8}")

@@ -13,7 +13,7 @@ from rest_framework.pagination import _reverse_ordering
 
 from grounding.choices import DisplayState, RecheckState, RecordState, SupportKind
 from grounding.models import GroundingLink
-from policies.api.pagination import CursorPagination
+from policies.web.pagination import CursorPagination
 
 # `ordering`: a closed allow-list, each with grounding_id (unique, UUIDv7) as the
 # tie-breaker, so a cursor names one exact position whatever the ties.

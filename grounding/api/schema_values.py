@@ -2,7 +2,7 @@
 
 Each structured value (selector, claim scope, anchor result, …) is one named
 component, derived from the Draft 2020-12 schema the services validate with, so a
-client generator gets a type instead of a bare object (`policies.openapi_schemas`
+client generator gets a type instead of a bare object (`policies.web.openapi_schemas`
 says what OpenAPI 3.0 cannot carry over).
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from grounding.structured import SCHEMA_DIR
-from policies.openapi_schemas import converted_file
+from grounding.values.structured import SCHEMA_DIR
+from policies.web.openapi_schemas import converted_file
 
 
 def _component_name(kind: str) -> str:

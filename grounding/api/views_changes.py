@@ -21,10 +21,10 @@ from grounding.api.views import ApiView
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
 from grounding.services.changes import NOTIFYING_ROLES
-from grounding.timestamps import parse_rfc3339
-from policies.api.pagination import CursorPagination
-from policies.refusals import Offender, Refusal
+from grounding.values.timestamps import parse_rfc3339
+from policies.kernel.refusals import Offender, Refusal
 from policies.services import dimensions_with_roles, roles_of
+from policies.web.pagination import CursorPagination
 
 TAGS = ("change-notifications",)
 _ROLES = {str(r) for r in NOTIFYING_ROLES}

@@ -19,7 +19,7 @@ from grounding.api.serializers import (
 from grounding.api.views import ApiView
 from grounding.choices import ProjectionFormat, RecordState
 from grounding.selectors import get_link, revision_rows
-from policies.refusals import Refusal
+from policies.kernel.refusals import Refusal
 
 
 class RevisionListView(ApiView):

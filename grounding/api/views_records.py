@@ -27,7 +27,7 @@ from grounding.api.serializers import (
 from grounding.api.views import ApiView
 from grounding.models import GroundingLink
 from grounding.selectors import get_link
-from policies.refusals import Offender, Refusal
+from policies.kernel.refusals import Offender, Refusal
 
 
 class RecordView(ApiView):

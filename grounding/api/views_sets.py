@@ -21,9 +21,9 @@ from grounding.api.serializers import (
 from grounding.api.views import ApiView
 from grounding.models import EvidenceSet
 from grounding.services.evidence_sets import missing_members
+from policies.kernel.refusals import Offender, Refusal
+from policies.kernel.text import control_offenders
 from policies.reader import reader_for
-from policies.refusals import Offender, Refusal
-from policies.text import control_offenders
 
 TAGS = ("evidence-sets",)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from grounding.choices import ProjectionFormat
 from grounding.models import GroundingLink
-from policies.refusals import Refusal
+from policies.kernel.refusals import Refusal
 
 
 def export(format: str, projection: dict[str, Any], *, link: GroundingLink) -> dict[str, Any]:

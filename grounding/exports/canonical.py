@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import quote
 
 from grounding.reader import canonical_sha256
-from policies.refusals import Refusal
+from policies.kernel.refusals import Refusal
 
 # RFC 3986 absolute IRI: a scheme, a colon and no whitespace. Refs supplied by
 # clients are only used as IRIs when they already are; otherwise a URN is minted

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evidence.models import Passage
-from evidence.services import import_wsp_document
+from evidence.services.wsp_import import import_wsp_document
 from evidence.wsp.builders import projected_text
 from grounding import services
 from grounding.models import GroundingLink

@@ -7,8 +7,8 @@ from django.db import models
 from simple_history.models import HistoricalRecords
 
 from grounding.choices import RebindRequirement
-from policies.history import HistoryBypassError, TrackedManager
-from policies.identifiers import uuid7
+from policies.kernel.history import HistoryBypassError, TrackedManager
+from policies.kernel.identifiers import uuid7
 
 
 class ImmutableBinding(models.Model):

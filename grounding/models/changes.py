@@ -8,8 +8,8 @@ from django.db import models
 from simple_history.models import HistoricalRecords
 
 from grounding.choices import ChangeKind
-from policies.history import AppendOnlyModel, TrackedManager
-from policies.identifiers import uuid7
+from policies.kernel.history import AppendOnlyModel, TrackedManager
+from policies.kernel.identifiers import uuid7
 
 
 class ChangeNotification(models.Model):

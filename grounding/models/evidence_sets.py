@@ -8,8 +8,8 @@ from django.db import models
 from simple_history.models import HistoricalRecords
 
 from grounding.choices import MembershipRole
-from policies.history import TrackedManager
-from policies.identifiers import uuid7
+from policies.kernel.history import TrackedManager
+from policies.kernel.identifiers import uuid7
 
 
 class EvidenceSet(models.Model):

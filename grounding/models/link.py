@@ -15,8 +15,8 @@ from grounding.choices import (
     SupportKind,
     UseBasis,
 )
-from policies.history import TrackedManager
-from policies.identifiers import uuid7
+from policies.kernel.history import TrackedManager
+from policies.kernel.identifiers import uuid7
 
 
 class GroundingLink(models.Model):

@@ -8,8 +8,8 @@ from django.conf import settings
 from django.db import models
 
 from grounding.choices import ProjectionFormat, ResolutionState, ReviewerKind, Verdict
-from policies.history import AppendOnlyModel
-from policies.identifiers import uuid7
+from policies.kernel.history import AppendOnlyModel
+from policies.kernel.identifiers import uuid7
 
 
 def _actor_fk() -> models.ForeignKey:

@@ -15,8 +15,8 @@ from grounding.choices import RecordState
 from grounding.display import AssessmentFacts, derive_display
 from grounding.models import Assessment, GroundingLink
 from policies import audit
-from policies.refusals import Offender, Refusal
-from policies.text import overlong_offenders, plausible_ref, unstorable_offenders
+from policies.kernel.refusals import Offender, Refusal
+from policies.kernel.text import overlong_offenders, plausible_ref, unstorable_offenders
 
 F = TypeVar("F", bound=Callable[..., Any])
 

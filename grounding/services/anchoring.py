@@ -8,7 +8,6 @@ from typing import Any
 
 from evidence import anchoring as resolver
 from evidence.offsets import nfc
-from grounding import structured
 from grounding.choices import AnchorStatus, ResolutionState
 from grounding.models import AnchorObservation, GroundingLink
 from grounding.services._common import (
@@ -20,9 +19,10 @@ from grounding.services._common import (
     require_revision,
     save_revision,
 )
+from grounding.values import structured
 from policies import audit
 from policies.choices import Role
-from policies.refusals import Offender, Refusal
+from policies.kernel.refusals import Offender, Refusal
 from policies.services import require_active, require_published, require_role
 
 # Zero matches leave the state unknown unless the resolver says why.

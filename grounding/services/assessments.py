@@ -17,10 +17,10 @@ from grounding.services._common import (
     require_revision,
     save_revision,
 )
-from grounding.timestamps import parse_rfc3339
+from grounding.values.timestamps import parse_rfc3339
 from policies import audit
 from policies.choices import Role
-from policies.refusals import Offender, Refusal
+from policies.kernel.refusals import Offender, Refusal
 from policies.services import require_active, require_published, require_role
 
 ASSESSMENT_FIELDS = {

@@ -33,13 +33,13 @@ from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
 from grounding.services._common import operation, refuse_invalid, save_tracked
 from grounding.services.fanout import BATCH_SIZE, apply_batch
-from grounding.timestamps import parse_rfc3339
+from grounding.values.timestamps import parse_rfc3339
 from policies import audit
 from policies.choices import Role
+from policies.kernel.refusals import Offender, Refusal
+from policies.kernel.text import storable
 from policies.models import Dimension
-from policies.refusals import Offender, Refusal
 from policies.services import require_active, require_role, roles_of
-from policies.text import storable
 
 NOTIFICATION_FIELDS = ("dimension", "change_ref", "kind", "subject_ref", "observed_at", "reason")
 # Kinds a client may post; review deadlines are swept by `recheck_due`.

@@ -32,7 +32,7 @@ from grounding.services._common import (
 )
 from policies import audit
 from policies.choices import Role
-from policies.refusals import Refusal
+from policies.kernel.refusals import Refusal
 from policies.services import require_active, require_role
 
 DISPOSAL_FIELDS = {"receipt_ref": "ref", "policy_ref": "ref"}

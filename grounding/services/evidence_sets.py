@@ -19,10 +19,10 @@ from grounding.services._common import (
 from grounding.services.inputs import validate_group, value_size_offenders
 from policies import audit
 from policies.choices import Role
+from policies.kernel.refusals import Offender, Refusal
+from policies.kernel.text import control_offenders
 from policies.models import Dimension
-from policies.refusals import Offender, Refusal
 from policies.services import named_dimension, require_active, require_role
-from policies.text import control_offenders
 
 SET_FIELDS = {
     "evidence_set_ref": "ref",

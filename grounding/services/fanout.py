@@ -27,7 +27,7 @@ from grounding.models import (
     StatementBinding,
 )
 from policies import audit
-from policies.bulk import insert_rows, insert_with_history, update_with_history
+from policies.kernel.bulk import insert_rows, insert_with_history, update_with_history
 
 # Links per batch: each batch is one short transaction (when the caller commits
 # between batches) holding the locks of at most this many links.

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from grounding import structured
 from grounding.choices import RebindRequirement, ReviewerKind, SupportKind, UseBasis, Verdict
-from grounding.timestamps import parse_rfc3339
+from grounding.values import structured
+from grounding.values.timestamps import parse_rfc3339
+from policies.kernel.refusals import Offender, pointer_join
 from policies.models import Profile
-from policies.refusals import Offender, pointer_join
 
 STATEMENT_FIELDS = {
     "statement_ref": "ref",

@@ -8,8 +8,8 @@ import uuid
 
 from evidence.models import Passage
 from grounding.services import inputs
+from policies.kernel.refusals import Offender, pointer_join
 from policies.models import Dimension, Profile
-from policies.refusals import Offender, pointer_join
 
 
 class Lookups:

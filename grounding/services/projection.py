@@ -16,8 +16,8 @@ from grounding.selectors import get_link
 from grounding.services._common import operation, require_revision
 from policies import audit
 from policies.choices import Role
+from policies.kernel.refusals import Offender, Refusal
 from policies.reader import reader_for
-from policies.refusals import Offender, Refusal
 from policies.services import require_active, require_published, require_role
 
 

@@ -21,12 +21,12 @@ from grounding.models import GroundingLink, PassageBinding, StatementBinding
 from grounding.services import inputs
 from grounding.services._common import operation, refuse_invalid
 from grounding.services.passages import Lookups, resolve_passage
-from grounding.timestamps import parse_rfc3339
+from grounding.values.timestamps import parse_rfc3339
 from policies import audit
-from policies.bulk import insert_with_history
 from policies.choices import Role
-from policies.identifiers import uuid7
-from policies.refusals import Offender, Refusal, pointer_join
+from policies.kernel.bulk import insert_with_history
+from policies.kernel.identifiers import uuid7
+from policies.kernel.refusals import Offender, Refusal, pointer_join
 from policies.services import (
     require_active,
     require_published,

@@ -25,10 +25,10 @@ from grounding.services._common import (
 )
 from grounding.services.passages import Lookups, resolve_passage
 from grounding.services.register import DISCLOSURE_FIELDS, OWNER_REF_LENGTH
-from grounding.timestamps import parse_rfc3339
+from grounding.values.timestamps import parse_rfc3339
 from policies import audit
 from policies.choices import Role
-from policies.refusals import Offender, Refusal
+from policies.kernel.refusals import Offender, Refusal
 from policies.services import require_active, require_published, require_role
 
 REVISE_FIELDS = {

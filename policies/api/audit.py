@@ -11,11 +11,11 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from policies.api.pagination import CursorPagination
 from policies.api.views import ApiView, operation
 from policies.choices import AuditOutcome, Role
+from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent, DimensionMembership
-from policies.refusals import Refusal
+from policies.web.pagination import CursorPagination
 
 STEWARD_ROLES = (Role.STEWARD, Role.ACCESS_STEWARD)
 

@@ -3,7 +3,7 @@
 import pytest
 
 from grounding import services
-from policies.refusals import Refusal
+from policies.kernel.refusals import Refusal
 from tests import factories
 from tests.api.helpers import client_for, problem
 

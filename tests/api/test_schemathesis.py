@@ -27,7 +27,7 @@ from schemathesis.config import ChecksConfig
 from schemathesis.core.failures import Failure, FailureGroup
 from werkzeug.test import Client
 
-from grounding.wsgi import application
+from grounding.project.wsgi import application
 from tests import factories
 
 MAX_EXAMPLES = 10

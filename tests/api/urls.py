@@ -6,8 +6,8 @@ from django.urls import path
 from rest_framework.permissions import AllowAny
 from rest_framework.views import APIView
 
-from grounding.urls import handler400, handler403, handler404, handler500  # noqa: F401
-from grounding.urls import urlpatterns as project_urlpatterns
+from grounding.project.urls import handler400, handler403, handler404, handler500  # noqa: F401
+from grounding.project.urls import urlpatterns as project_urlpatterns
 
 SECRET = "secret-internal-detail-4711"
 

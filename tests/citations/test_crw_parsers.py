@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from grounding.citations import JSON_POINTER_FRAGMENT, LOCATOR_FRAGMENT, crw_extract, crw_search
+from grounding.services.citations import (
+    JSON_POINTER_FRAGMENT,
+    LOCATOR_FRAGMENT,
+    crw_extract,
+    crw_search,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

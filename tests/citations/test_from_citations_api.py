@@ -15,10 +15,10 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from evidence.offsets import codepoint_to_utf16
-from grounding.citations.service import register_from_citations
 from grounding.models import AnchorObservation, GroundingLink
+from grounding.services.citations.service import register_from_citations
+from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
-from policies.refusals import Refusal
 from tests import factories
 from tests.conftest import requires_postgres
 

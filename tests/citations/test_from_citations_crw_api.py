@@ -15,8 +15,8 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from evidence.offsets import codepoint_to_utf8, codepoint_to_utf16
-from grounding.citations.crw_normalize import normalize
 from grounding.models import AnchorObservation, GroundingLink
+from grounding.services.citations.crw_normalize import normalize
 from policies.models import AuditEvent
 from tests import factories
 

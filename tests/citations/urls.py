@@ -2,4 +2,4 @@
 
 from django.urls import include, path
 
-urlpatterns = [path("api/v1/", include("grounding.citations.urls"))]
+urlpatterns = [path("api/v1/", include("grounding.api.urls_citations"))]

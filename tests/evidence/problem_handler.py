@@ -1,13 +1,13 @@
-"""Stand-in for grounding.api.errors while that handler is not configured in settings.
+"""Stand-in for policies.web.errors while that handler is not configured in settings.
 
-Renders a policies.refusals.Refusal the way API.md specifies (problem+json with code
+Renders a policies.kernel.refusals.Refusal the way API.md specifies (problem+json with code
 and offenders); everything else falls through to DRF's default handler.
 """
 
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
-from policies.refusals import Refusal, status_for
+from policies.kernel.refusals import Refusal, status_for
 
 
 def exception_handler(exc, context):

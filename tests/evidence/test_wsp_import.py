@@ -10,9 +10,9 @@ from django.db import DatabaseError, IntegrityError, connection
 
 from evidence.anchoring import resolve
 from evidence.models import Content, Passage, RetrievalObservation, Source
-from evidence.services import import_wsp_document
+from evidence.services.wsp_import import import_wsp_document
+from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent, Dimension
-from policies.refusals import Refusal
 from tests.evidence.conftest import load
 
 

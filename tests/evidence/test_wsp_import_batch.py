@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evidence.models import Content, Passage, RetrievalObservation, Source
-from evidence.services import ImportResult, import_wsp_document, import_wsp_documents
+from evidence.services.wsp_import import ImportResult, import_wsp_document, import_wsp_documents
+from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent, Dimension
-from policies.refusals import Refusal
 from tests.conftest import requires_postgres, wait_for_lock_waiters
 from tests.evidence.conftest import broken, wsp_document
 

@@ -1,6 +1,6 @@
 """import_wsp_document on a response large enough for the bulk (COPY) write path.
 
-The fixtures carry at most three observations, below policies.bulk.COPY_MIN_ROWS;
+The fixtures carry at most three observations, below policies.kernel.bulk.COPY_MIN_ROWS;
 these documents carry twenty, so on PostgreSQL sources, passages and their history
 rows go through COPY. Each test states the exact rows it expects.
 """
@@ -14,8 +14,8 @@ import pytest
 from django.db import DatabaseError, IntegrityError, connection, transaction
 
 from evidence.models import Content, Passage, RetrievalObservation, Source
-from evidence.services import import_wsp_document
-from policies.bulk import COPY_MIN_ROWS
+from evidence.services.wsp_import import import_wsp_document
+from policies.kernel.bulk import COPY_MIN_ROWS
 from policies.models import AuditEvent, Dimension
 from tests.conftest import requires_postgres, wait_for_lock_waiters
 from tests.evidence.conftest import load

@@ -10,7 +10,7 @@ import copy
 import pytest
 
 from evidence.models import Passage
-from evidence.services import import_wsp_document
+from evidence.services.wsp_import import import_wsp_document
 from evidence.wsp.builders import projected_text
 from grounding import services
 from grounding.models import ChangeNotification, GroundingLink

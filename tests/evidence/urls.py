@@ -1,4 +1,4 @@
-"""Test URLconf: the evidence API under /api/v1/, as grounding/urls.py will mount it."""
+"""Test URLconf: the evidence API under /api/v1/, as grounding/project/urls.py will mount it."""
 
 from django.urls import include, path
 

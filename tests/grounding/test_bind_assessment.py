@@ -4,8 +4,8 @@ from grounding import services
 from grounding.choices import DisplayState, RecheckState
 from grounding.models import Assessment, GroundingLink
 from policies.choices import AuditOutcome
+from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
-from policies.refusals import Refusal
 from tests import factories
 
 

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from grounding import services
 from grounding.models import ChangeNotification, ChangeNotificationLink, GroundingLink
 from grounding.services import changes
+from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
-from policies.refusals import Refusal
 from tests import factories
 from tests.conftest import requires_postgres
 

@@ -7,8 +7,8 @@ from django.db import connection
 
 from grounding import services
 from grounding.models import GroundingLink
+from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
-from policies.refusals import Refusal
 from tests import factories
 from tests.conftest import requires_postgres
 

@@ -6,7 +6,7 @@ from grounding import services
 from grounding.models import GroundingLink
 from grounding.representation import link_document
 from grounding.selectors import current_records, get_link, link_at_revision
-from policies.refusals import Refusal
+from policies.kernel.refusals import Refusal
 from tests import factories
 
 

@@ -14,8 +14,8 @@ from grounding import services
 from grounding.exports import web_annotation
 from grounding.models import Projection
 from grounding.reader import canonical_sha256
+from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
-from policies.refusals import Refusal
 from tests import factories
 from tests.grounding import export_helpers as h
 

@@ -5,7 +5,7 @@ import pytest
 from evidence.models import Passage
 from grounding import services
 from grounding.models import Assessment, GroundingLink, PassageBinding, StatementBinding
-from policies.history import HistoryBypassError
+from policies.kernel.history import HistoryBypassError
 from policies.models import AuditEvent, Dimension, DisclosureDecision, Profile
 from tests import factories
 

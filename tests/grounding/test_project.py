@@ -3,8 +3,8 @@ import pytest
 from grounding import services
 from grounding.models import Projection
 from policies import governance
+from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
-from policies.refusals import Refusal
 
 
 def decide(world, **overrides):

@@ -6,7 +6,7 @@ import pytest
 from grounding import services
 from grounding.choices import DisplayState, ResolutionState
 from grounding.models import AnchorObservation, GroundingLink
-from policies.refusals import Refusal
+from policies.kernel.refusals import Refusal
 from tests import factories
 
 

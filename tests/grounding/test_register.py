@@ -4,8 +4,8 @@ from grounding import services
 from grounding.choices import DisplayState, RecheckState, RecordState, ResolutionState
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
 from policies.choices import AuditOutcome, Role
+from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
-from policies.refusals import Refusal
 from tests import factories
 
 

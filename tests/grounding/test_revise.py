@@ -3,8 +3,8 @@ import pytest
 from grounding import services
 from grounding.choices import DisplayState, RecheckState, RecordState, ResolutionState
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
+from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
-from policies.refusals import Refusal
 from tests import factories
 
 

@@ -1,4 +1,4 @@
-"""The compiled schema checks of grounding.structured change no verdict and no offender.
+"""The compiled schema checks of grounding.values.structured change no verdict and no offender.
 
 _validate skips jsonschema when the compiled check (policies/fastschema.py) accepts a
 value, so for every shipped schema, and for profile schemas that compile, the check
@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grounding import structured
-from grounding.structured_rules import SEMANTIC_CHECKS
+from grounding.values import structured
+from grounding.values.structured_rules import SEMANTIC_CHECKS
 from tests import schema_mutations as mutations
 from tests.factories import BASE_PAYLOAD
 from tests.grounding.test_structured_schemas import BROKEN, SHA256, VALID

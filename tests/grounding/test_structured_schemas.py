@@ -1,4 +1,4 @@
-"""The structured-value schemas and their single entry point, grounding.structured.validate.
+"""The structured-value schemas and their single entry point, grounding.values.structured.validate.
 
 Plain functions: no database is needed.
 """
@@ -6,16 +6,15 @@ Plain functions: no database is needed.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from grounding import structured
-from grounding.structured import SCHEMA_NAMES, validate
-from policies.refusals import Offender
+from grounding.values import structured
+from grounding.values.structured import SCHEMA_NAMES, validate
+from policies.kernel.refusals import Offender
 
 SHA256 = "ab" * 32
 SECRET = "TOP-SECRET passage text: Ωmega 𝔘nicode"
@@ -535,7 +534,7 @@ def test_schema_names_are_the_registry_structured_values():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_NAMES))
 def test_each_schema_file_is_draft_2020_12_with_a_versioned_urn_id(name):
-    path = Path(structured.__file__).parent / "schemas" / f"{name}.json"
+    path = structured.SCHEMA_DIR / f"{name}.json"
     schema = json.loads(path.read_text(encoding="utf-8"))
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["$id"] == f"urn:grounding:schema:{name}@1"

@@ -4,7 +4,7 @@ from django.db import connection
 from grounding import services
 from grounding.choices import DisplayState, RecheckState, RecordState
 from grounding.models import GroundingLink, PassageBinding, Withdrawal
-from policies.refusals import Refusal
+from policies.kernel.refusals import Refusal
 from tests import factories
 
 WITHDRAWAL = {"reason": "source retracted", "authority_ref": "urn:policy:withdraw@1"}
@@ -156,7 +156,7 @@ def test_dispose_needs_the_access_steward(world, link):
 
 def test_dispose_purges_an_imported_passage_from_the_retrieval_envelope(world):
     from evidence.models import Passage
-    from evidence.services import import_wsp_document
+    from evidence.services.wsp_import import import_wsp_document
     from grounding.management.demo_data import DOCUMENTS, demo_wsp_response
 
     import_wsp_document(actor=world.curator, document=demo_wsp_response())

@@ -1,4 +1,4 @@
-"""Real servers for the ops tests: gunicorn serving grounding.wsgi in a subprocess,
+"""Real servers for the ops tests: gunicorn serving grounding.project.wsgi in a subprocess,
 and a database that accepts TCP connections and never answers (loopback only)."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def server_env(database: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
     env.pop("REDIS_URL", None)
     env.update(
-        DJANGO_SETTINGS_MODULE="grounding.settings",
+        DJANGO_SETTINGS_MODULE="grounding.project.settings",
         DJANGO_SECRET_KEY=SECRET,
         DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
         DJANGO_LOG_LEVEL="ERROR",
@@ -94,7 +94,7 @@ def gunicorn(database: str, *, workers: int = 1, threads: int = 2, **extra: str)
     """gunicorn on a free loopback port; yields its base URL once /healthz answers."""
     port = free_port()
     command = [
-        sys.executable, "-m", "gunicorn", "grounding.wsgi",
+        sys.executable, "-m", "gunicorn", "grounding.project.wsgi",
         "--bind", f"127.0.0.1:{port}",
         "--workers", str(workers), "--threads", str(threads), "--timeout", "30",
     ]  # fmt: skip

@@ -29,7 +29,7 @@ def _run(args: list[str], extra_env: dict[str, str]) -> subprocess.CompletedProc
         for k, v in os.environ.items()
         if not k.startswith("DJANGO_") and k != "DATABASE_REPLICA_URL"
     }
-    env["DJANGO_SETTINGS_MODULE"] = "grounding.settings"
+    env["DJANGO_SETTINGS_MODULE"] = "grounding.project.settings"
     env.update(extra_env)
     return subprocess.run(
         [sys.executable, *args],

@@ -82,7 +82,7 @@ def test_a_chunked_bulk_registration_is_written(world):
 
 def test_a_server_that_leaves_chunks_undecoded_gets_411_not_an_empty_body():
     # wsgiref (runserver) passes chunked bytes through without wsgi.input_terminated.
-    from grounding.wsgi import application
+    from grounding.project.wsgi import application
 
     environ = {}
     setup_testing_defaults(environ)

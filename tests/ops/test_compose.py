@@ -101,7 +101,7 @@ def test_web_runs_gunicorn_after_migrations_completed(compose):
     assert web["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
     assert web["depends_on"]["db"] == {"condition": "service_healthy"}
     command = web["command"]
-    assert command[:2] == ["gunicorn", "grounding.wsgi"]
+    assert command[:2] == ["gunicorn", "grounding.project.wsgi"]
     options = dict(zip(command[2::2], command[3::2], strict=True))
     assert options["--workers"].startswith("${GUNICORN_WORKERS:-")
     assert options["--threads"].startswith("${GUNICORN_THREADS:-")
@@ -175,5 +175,5 @@ def test_dockerfile_builds_a_non_root_gunicorn_image():
     assert "collectstatic --noinput" in dockerfile
     user_lines = [line for line in lines if line.startswith("USER ")]
     assert user_lines and user_lines[-1] not in ("USER root", "USER 0")
-    assert "gunicorn grounding.wsgi" in dockerfile
+    assert "gunicorn grounding.project.wsgi" in dockerfile
     assert (PROJECT / ".dockerignore").is_file()

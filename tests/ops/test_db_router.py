@@ -17,8 +17,8 @@ from django.db import transaction
 from django.http import HttpResponse
 from django.test import RequestFactory
 
-from grounding import db_router
-from grounding.db_router import PrimaryForWritesMiddleware, ReplicaRouter, use_primary
+from grounding.project import db_router
+from grounding.project.db_router import PrimaryForWritesMiddleware, ReplicaRouter, use_primary
 from policies.models import AuditEvent
 
 
@@ -97,11 +97,11 @@ def test_settings_add_the_replica_only_when_configured():
         "import json; from django.conf import settings as s; print(json.dumps({"
         "'aliases': sorted(s.DATABASES), 'test': s.DATABASES['replica']['TEST'], "
         "'name': s.DATABASES['replica']['NAME'], 'routers': s.DATABASE_ROUTERS, "
-        "'pinned': 'grounding.db_router.PrimaryForWritesMiddleware' in s.MIDDLEWARE}))"
+        "'pinned': 'grounding.project.db_router.PrimaryForWritesMiddleware' in s.MIDDLEWARE}))"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     env.update(
-        DJANGO_SETTINGS_MODULE="grounding.settings",
+        DJANGO_SETTINGS_MODULE="grounding.project.settings",
         DJANGO_SECRET_KEY="test-only",
         DATABASE_REPLICA_URL="postgres://reader@replica.internal:5432/grounding",
     )
@@ -118,7 +118,7 @@ def test_settings_add_the_replica_only_when_configured():
         "aliases": ["default", "replica"],
         "test": {"MIRROR": "default"},
         "name": "grounding",
-        "routers": ["grounding.db_router.ReplicaRouter"],
+        "routers": ["grounding.project.db_router.ReplicaRouter"],
         "pinned": True,
     }
     assert getattr(settings, "DATABASE_ROUTERS", []) == []
@@ -131,7 +131,7 @@ def _pooler_settings(**env: str) -> subprocess.CompletedProcess:
         " for a, d in s.DATABASES.items()}))"
     )
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
-    clean.update(DJANGO_SETTINGS_MODULE="grounding.settings", DJANGO_SECRET_KEY="test-only")
+    clean.update(DJANGO_SETTINGS_MODULE="grounding.project.settings", DJANGO_SECRET_KEY="test-only")
     clean.update(env)
     return subprocess.run(
         [sys.executable, "-c", code],

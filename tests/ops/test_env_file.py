@@ -1,4 +1,4 @@
-"""`.env` local defaults (grounding.env.load_env_file): the environment wins, an
+"""`.env` local defaults (grounding.project.env.load_env_file): the environment wins, an
 empty GROUNDING_ENV_FILE turns the file off, and the suite itself never reads one."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from grounding.env import load_env_file
+from grounding.project.env import load_env_file
 
 PROJECT = Path(settings.BASE_DIR)
 

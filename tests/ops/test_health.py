@@ -45,7 +45,7 @@ print(json.dumps({p: [r.status_code, r.content.decode()] for p in sys.argv[1:]
 def _probe(database_url: str, *paths: str, unapply_to: str = "") -> dict[str, tuple[int, str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
     env.update(
-        DJANGO_SETTINGS_MODULE="grounding.settings",
+        DJANGO_SETTINGS_MODULE="grounding.project.settings",
         DJANGO_SECRET_KEY="test-only-" + "x" * 40,
         DJANGO_ALLOWED_HOSTS="testserver",
         DATABASE_URL=database_url,

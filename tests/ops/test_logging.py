@@ -11,8 +11,8 @@ from django.conf import settings
 from django.http import HttpResponse
 from django.test import RequestFactory
 
-from grounding.logging import JsonFormatter
-from policies.request_context import RequestIdMiddleware
+from grounding.project.logging import JsonFormatter
+from policies.kernel.request_context import RequestIdMiddleware
 
 
 @pytest.fixture
@@ -89,6 +89,6 @@ def test_settings_send_json_to_stdout():
     handler = settings.LOGGING["handlers"]["stdout"]
     assert handler["stream"] == "ext://sys.stdout"
     assert settings.LOGGING["formatters"][handler["formatter"]] == {
-        "()": "grounding.logging.JsonFormatter"
+        "()": "grounding.project.logging.JsonFormatter"
     }
     assert settings.LOGGING["root"]["handlers"] == ["stdout"]

@@ -70,4 +70,4 @@ def test_the_wheel_has_every_template_and_static_file(wheel):
 def test_the_wheel_declares_the_console_entry_point(wheel):
     [entry_points] = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
     text = wheel.read(entry_points).decode()
-    assert "grounding-registry = grounding.cli:main" in text
+    assert "grounding-registry = grounding.project.cli:main" in text

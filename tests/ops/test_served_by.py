@@ -14,11 +14,11 @@ from django.conf import settings as django_settings
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpResponse
 
-from grounding.served_by import ServedByMiddleware
+from grounding.project.served_by import ServedByMiddleware
 
 pytestmark = pytest.mark.urls("tests.ops.urls")
 
-MIDDLEWARE = "grounding.served_by.ServedByMiddleware"
+MIDDLEWARE = "grounding.project.served_by.ServedByMiddleware"
 
 
 @pytest.fixture
@@ -58,7 +58,9 @@ def _settings_in_a_fresh_interpreter(**env: str) -> subprocess.CompletedProcess:
     )
     clean = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     clean.pop("GROUNDING_SERVER_NAME", None)
-    clean.update(DJANGO_SETTINGS_MODULE="grounding.settings", DJANGO_SECRET_KEY="test", **env)
+    clean.update(
+        DJANGO_SETTINGS_MODULE="grounding.project.settings", DJANGO_SECRET_KEY="test", **env
+    )
     return subprocess.run(
         [sys.executable, "-c", code],
         cwd=Path(django_settings.BASE_DIR),

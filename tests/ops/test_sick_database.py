@@ -1,7 +1,7 @@
 """A hung or refused database fails every request fast with 503 database_unavailable;
 /healthz keeps answering and /readyz says 503 within 2 s.
 
-Real parts: gunicorn serving grounding.wsgi, a loopback listener that accepts
+Real parts: gunicorn serving grounding.project.wsgi, a loopback listener that accepts
 connections and never answers (the hung database), a closed port (the refused one)
 and, for the server-side timeouts, the test run's PostgreSQL.
 """

@@ -12,6 +12,6 @@ def audited(request):
 
 
 urlpatterns = [
-    path("", include("grounding.health_urls")),
+    path("", include("grounding.project.health_urls")),
     path("audited/", audited),
 ]

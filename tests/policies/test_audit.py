@@ -5,8 +5,8 @@ import json
 import pytest
 
 from grounding import services
+from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
-from policies.refusals import Refusal
 from tests import factories
 
 

@@ -1,4 +1,4 @@
-"""policies.bulk: COPY (PostgreSQL) and bulk_create write the rows, and the history
+"""policies.kernel.bulk: COPY (PostgreSQL) and bulk_create write the rows, and the history
 rows, that save() per row would write."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from grounding import services
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
-from policies.bulk import COPY_MIN_ROWS, insert_rows, insert_with_history
 from policies.choices import AuditOutcome
+from policies.kernel.bulk import COPY_MIN_ROWS, insert_rows, insert_with_history
 from policies.models import AuditEvent, Dimension
 from tests import factories
 from tests.conftest import requires_postgres

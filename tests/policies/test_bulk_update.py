@@ -1,4 +1,4 @@
-"""policies.bulk.update_with_history: the rows and the "~" history rows that save()
+"""policies.kernel.bulk.update_with_history: the rows and the "~" history rows that save()
 per row would leave, JSON and foreign keys included."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from django.db import transaction
 
 from grounding import services
 from grounding.models import GroundingLink
-from policies.bulk import update_with_history
+from policies.kernel.bulk import update_with_history
 from tests import factories
 
 

@@ -9,9 +9,9 @@ from grounding.selectors import get_link
 from policies import governance
 from policies.choices import DisclosableField, Role
 from policies.disclosure import RESTRICTED_SOURCE_FIELDS
+from policies.kernel.refusals import Refusal
 from policies.models import DimensionMembership, DisclosureDecision
 from policies.reader import Reader, Recipient
-from policies.refusals import Refusal
 from tests import factories
 
 ALL = sorted(DisclosableField.values)

@@ -1,9 +1,9 @@
-"""policies.text: exactly the strings no column can hold are named, by pointer."""
+"""policies.kernel.text: exactly the strings no column can hold are named, by pointer."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies.text import all_storable, storable, unstorable_offenders
+from policies.kernel.text import all_storable, storable, unstorable_offenders
 
 _clean = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
 _any = st.text(alphabet=st.characters(codec=None))

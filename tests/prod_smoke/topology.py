@@ -116,7 +116,7 @@ class Topology:
         return {
             **keep,
             "PYTHONPATH": str(PROJECT),
-            "DJANGO_SETTINGS_MODULE": "grounding.settings",
+            "DJANGO_SETTINGS_MODULE": "grounding.project.settings",
             "DJANGO_ENV": "production",
             # Configured by the environment alone: a developer's .env (DEBUG on) must
             # not reach a production server.
@@ -319,7 +319,7 @@ class Topology:
             name,
             [
                 str(gunicorn),
-                "grounding.wsgi",
+                "grounding.project.wsgi",
                 "--bind",
                 f"127.0.0.1:{self.ports[name]}",
                 "--workers",

@@ -10,7 +10,7 @@ import pytest
 
 from grounding import services
 from grounding.models import AnchorObservation, GroundingLink
-from grounding.quote import quote_marks
+from grounding.pages.quote import quote_marks
 from tests import factories
 from tests.ui.test_admin import change_url, staff
 from tests.ui.test_pages import narrow_reviewer_decision, page_url

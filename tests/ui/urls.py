@@ -5,5 +5,5 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("", include("grounding.pages_urls")),
+    path("", include("grounding.pages.urls")),
 ]

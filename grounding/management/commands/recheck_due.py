@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from grounding import services
-from grounding.timestamps import parse_rfc3339
+from grounding.values.timestamps import parse_rfc3339
 from policies.models import Dimension
 
 

@@ -10,8 +10,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
 from policies.choices import Role
+from policies.kernel.refusals import Refusal
 from policies.models import Dimension
-from policies.refusals import Refusal
 
 ROLE_CHOICES = list(Role.values)
 

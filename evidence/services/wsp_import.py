@@ -1,0 +1,254 @@
+"""Writes of the evidence app: the WSP v3 import into one Dimension.
+
+Evidence belongs to the Dimension it is imported into (named, or the one Dimension
+the caller curates); replays, conflicts and reports consider that Dimension only.
+One ResponseV3 is validated whole (JSON Schema + every cross-field rule) and then
+imported in one transaction: the envelope becomes a RetrievalObservation, every
+observation a Passage with its literal text stored once per sha256 in Content.
+Many responses at once are decided as if imported one after another and the
+accepted ones written together in one transaction (the write: evidence.services.wsp_write).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from evidence.models import RetrievalObservation
+from evidence.services.wsp_write import (
+    ACTION,
+    LITERAL_FIELD,
+    ImportResult,
+    content_sha256,
+    document_sha256,
+    write_documents,
+)
+from evidence.wsp import document_error_code, validate_response
+from policies import audit
+from policies.choices import Role
+from policies.kernel.refusals import Refusal
+from policies.kernel.text import plausible_ref
+from policies.models import Dimension
+from policies.services import dimension_named_or_only, require_active, require_role
+
+__all__ = [
+    "ACTION",
+    "LITERAL_FIELD",
+    "ImportResult",
+    "content_sha256",
+    "document_sha256",
+    "import_wsp_document",
+    "import_wsp_documents",
+]
+
+
+def import_dimension(actor, name: Any) -> Dimension:
+    """The Dimension an import goes into: named, or the caller's only curated one;
+    active, and curated by the caller. A Dimension where the caller holds no role
+    is `not_found`."""
+    dimension = (
+        name if isinstance(name, Dimension) else dimension_named_or_only(actor, name, Role.CURATOR)
+    )
+    require_active(dimension)
+    require_role(actor, dimension, Role.CURATOR)
+    return dimension
+
+
+def import_wsp_document(*, actor, document: dict, dimension: Any = None) -> ImportResult:
+    """Import one WSP v3 ResponseV3 into a Dimension; replay an identical one; refuse
+    anything else.
+
+    Refusals (`not_found`, `dimension_required`, `role_required`,
+    `wsp_contract_violation`, `banned_field`, `execution_conflict`) store nothing and
+    write a refused audit event.
+    """
+    execution_id = _execution_id(document)
+    named = dimension
+    try:
+        dimension = import_dimension(actor, dimension)
+        digest = _validated_digest(document)
+        replay = _replay(dimension, execution_id, digest)
+        if replay is not None:
+            return replay
+        try:
+            [result] = write_documents(
+                actor=actor, dimension=dimension, documents=[(document, digest)]
+            )
+            return result
+        except IntegrityError:
+            # A concurrent import of the same execution won the unique execution_id.
+            replay = _replay(dimension, execution_id, digest)
+            if replay is None:
+                raise
+            return replay
+    except Refusal as refusal:
+        _record_refusal(actor, refusal, execution_id, _audit_dimension(dimension, named))
+        raise
+
+
+def import_wsp_documents(
+    *, actor, documents: list, dimension: Any = None
+) -> list[ImportResult | Refusal]:
+    """Import many WSP v3 ResponseV3 into one Dimension at once: one outcome per
+    document, in order.
+
+    Each outcome is what `import_wsp_document` would have returned (or raised) had
+    the documents been imported one after another: a refusal stops no other
+    document, a repeated execution replays the stored or earlier one (or is an
+    `execution_conflict`), and reports count content of earlier documents as seen.
+    The accepted documents are written in one transaction. If a concurrent import
+    wins one of their executions, they are imported one at a time instead.
+    """
+    if not documents:
+        return []
+    outcomes: list[Any] = [None] * len(documents)
+    named = dimension
+    try:
+        dimension = import_dimension(actor, dimension)
+    except Refusal as refusal:
+        # The Dimension is the same for every document: each is refused, as one by one.
+        for index in range(len(documents)):
+            outcomes[index] = Refusal(refusal.code, refusal.detail)
+        _record_refusals(actor, documents, list(range(len(documents))), outcomes, named)
+        return outcomes
+    digests = _validate_all(documents, outcomes)
+    stored = {
+        e.execution_id: e
+        for e in RetrievalObservation.objects.filter(
+            dimension=dimension,
+            execution_id__in={documents[i]["execution_id"] for i in digests},
+        ).only("execution_id", "document_sha256", "report")
+    }
+    first: dict[str, int] = {}  # execution id -> index of its first new document
+    repeats: list[int] = []
+    for index, digest in digests.items():
+        execution_id = documents[index]["execution_id"]
+        if execution_id in stored:
+            outcomes[index] = _replay_or_refusal(stored[execution_id], digest)
+        elif execution_id in first:
+            repeats.append(index)
+        else:
+            first[execution_id] = index
+    # Refusals decided so far hold whatever the write does: audited now.
+    refused = [i for i, o in enumerate(outcomes) if isinstance(o, Refusal)]
+    _record_refusals(actor, documents, refused, outcomes, dimension)
+    if not first:
+        return outcomes
+    try:
+        results = write_documents(
+            actor=actor,
+            dimension=dimension,
+            documents=[(documents[i], digests[i]) for i in first.values()],
+        )
+    except IntegrityError:
+        # A concurrent import won an execution (or a new source): the documents whose
+        # outcome hung on this write are imported one at a time, each with its own
+        # race handling and audit event.
+        for index in sorted([*first.values(), *repeats]):
+            try:
+                outcomes[index] = import_wsp_document(
+                    actor=actor, document=documents[index], dimension=dimension
+                )
+            except Refusal as refusal:
+                outcomes[index] = refusal
+        return outcomes
+    for index, result in zip(first.values(), results, strict=True):
+        outcomes[index] = result
+    for index in repeats:
+        earlier = first[documents[index]["execution_id"]]
+        if digests[index] == digests[earlier]:
+            outcomes[index] = ImportResult(
+                report=copy.deepcopy(outcomes[earlier].report), created=False
+            )
+        else:
+            outcomes[index] = _conflict(documents[index]["execution_id"])
+    conflicts = [i for i in repeats if isinstance(outcomes[i], Refusal)]
+    _record_refusals(actor, documents, conflicts, outcomes, dimension)
+    return outcomes
+
+
+def _validate_all(documents: list, outcomes: list) -> dict[int, str]:
+    """Digest of each acceptable document by index; refusals of the others into `outcomes`."""
+    digests: dict[int, str] = {}
+    for index, document in enumerate(documents):
+        try:
+            digests[index] = _validated_digest(document)
+        except Refusal as refusal:
+            outcomes[index] = refusal
+    return digests
+
+
+def _validated_digest(document: Any) -> str:
+    """The document's digest, or the refusal naming every contract offender."""
+    offenders = validate_response(document)
+    if offenders:
+        raise Refusal(
+            document_error_code(offenders),
+            f"the WSP v3 response has {len(offenders)} contract offender(s); nothing stored.",
+            offenders=offenders,
+        )
+    return document_sha256(document)
+
+
+def _execution_id(document: Any) -> str | None:
+    value = document.get("execution_id") if isinstance(document, dict) else None
+    return value if plausible_ref(value, 255) else None
+
+
+def _replay(dimension: Dimension, execution_id: str | None, digest: str) -> ImportResult | None:
+    stored = (
+        RetrievalObservation.objects.filter(dimension=dimension, execution_id=execution_id)
+        .only("execution_id", "document_sha256", "report")
+        .first()
+    )
+    if stored is None:
+        return None
+    outcome = _replay_or_refusal(stored, digest)
+    if isinstance(outcome, Refusal):
+        raise outcome
+    return outcome
+
+
+def _replay_or_refusal(stored: RetrievalObservation, digest: str) -> ImportResult | Refusal:
+    if stored.document_sha256 != digest:
+        return _conflict(stored.execution_id)
+    # A copy: two replays of one execution never share a report.
+    return ImportResult(report=copy.deepcopy(stored.report), created=False)
+
+
+def _conflict(execution_id: str) -> Refusal:
+    return Refusal(
+        "execution_conflict",
+        f"execution {execution_id} was already imported with a different document.",
+    )
+
+
+def _audit_dimension(dimension: Any, named: Any) -> Any:
+    """The Dimension a refused event names: the resolved one, or a plausible name."""
+    if isinstance(dimension, Dimension):
+        return dimension
+    return named if plausible_ref(named, 63) else None
+
+
+def _record_refusal(actor, refusal: Refusal, execution_id: str | None, dimension: Any) -> None:
+    audit.record_refusal(
+        actor=actor,
+        action=ACTION,
+        code=refusal.code,
+        dimension=dimension,
+        references={"execution_id": execution_id},
+    )
+
+
+def _record_refusals(
+    actor, documents: list, indices: list[int], outcomes: list, dimension: Any
+) -> None:
+    """One refused event per refused document, in one short transaction."""
+    if not indices:
+        return
+    where = _audit_dimension(dimension, dimension)
+    with transaction.atomic():
+        for index in indices:
+            _record_refusal(actor, outcomes[index], _execution_id(documents[index]), where)

@@ -1,0 +1,295 @@
+"""The write of WSP v3 imports: validated documents become rows, many per transaction.
+
+`write_documents` takes documents already validated, checked against the
+Dimension's stored executions and free of repeated execution ids, and writes
+them into that Dimension in one durable transaction with one statement per
+table (envelopes, content, sources, passages with their history rows, audit
+events). What it stores, and the report of each
+document, is what importing the documents one after another would give: content
+written by an earlier document counts as seen by a later one, and `duplicate_of`
+names the root of the earliest passage holding the same content in another
+execution, stored rows first, then earlier documents of the batch.
+
+Everything a report says is about the Dimension imported into: content counts as
+seen, and a passage as a duplicate, only when that Dimension already holds it. The
+text itself is stored once per digest for all Dimensions (an internal detail no
+response reveals).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.db import IntegrityError, transaction
+
+from evidence import import_hooks
+from evidence.choices import AccessLabel
+from evidence.models import Content, Passage, RetrievalObservation, Source
+from policies import audit
+from policies.kernel.bulk import insert_rows, insert_with_history
+from policies.models import Dimension
+
+ACTION = "wsp_import"
+# §2 presence rules: the field carrying an observation's literal text, by kind.
+LITERAL_FIELD = {"search_result": "snippet", "extracted_document": "text"}
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    report: dict[str, Any]
+    created: bool
+
+
+def document_sha256(document: Any) -> str:
+    """sha256 of the canonical JSON of a document (keys sorted, compact, UTF-8)."""
+    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def content_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@transaction.atomic(durable=True)
+def write_documents(
+    *, actor, dimension: Dimension, documents: list[tuple[dict, str]]
+) -> list[ImportResult]:
+    """Write new, valid (document, digest) pairs of distinct executions into the
+    Dimension; one result each.
+
+    A unique violation (a concurrent import of one of the executions, or of one of
+    their new sources) raises IntegrityError and leaves nothing.
+    """
+    user = actor if getattr(actor, "pk", None) else None
+    literals = [
+        [obs[LITERAL_FIELD[obs["kind"]]] for obs in document["observations"]]
+        for document, _ in documents
+    ]
+    hashes = [[content_sha256(text) for text in texts] for texts in literals]
+    every_hash = {sha for shas in hashes for sha in shas}
+
+    # One query each: stored content, content this Dimension has seen, stored sources,
+    # earlier passages of the same content in this Dimension.
+    stored_hashes = set(
+        Content.objects.filter(sha256__in=every_hash).values_list("sha256", flat=True)
+    )
+    sources = _stored_sources(documents)
+    earlier = _EarliestPassages.of(every_hash, dimension)
+    seen_hashes = earlier.hashes()
+
+    envelopes: list[RetrievalObservation] = []
+    new_content: dict[str, Content] = {}
+    new_sources: list[Source] = []
+    passages: list[Passage] = []
+    by_document: list[list[Passage]] = []
+    results: list[ImportResult] = []
+    for (document, digest), texts, shas in zip(documents, literals, hashes, strict=True):
+        envelope = _envelope(document, digest, user, dimension)
+        execution_id = envelope.execution_id
+        mine: list[Passage] = []
+        unseen = 0
+        for obs, text, sha in zip(document["observations"], texts, shas, strict=True):
+            if sha not in seen_hashes:
+                unseen += 1
+                seen_hashes.add(sha)
+            if sha not in stored_hashes and sha not in new_content:
+                # Literal text: never normalized (NFC is for coordinates only).
+                new_content[sha] = Content(sha256=sha, text=text, length=len(text))
+            url = obs["url"]["canonical"]
+            if url not in sources:
+                sources[url] = _new_source(url)
+                new_sources.append(sources[url])
+            mine.append(_passage(obs, envelope, sources[url], sha, earlier.root(sha, execution_id)))
+        # Later documents of the batch see these passages as earlier ones.
+        earlier.add(mine)
+        passages.extend(mine)
+        by_document.append(mine)
+        envelope.report = _report(envelope, mine, unseen)
+        envelopes.append(envelope)
+        results.append(ImportResult(report=envelope.report, created=True))
+
+    # What other apps do with the import (the links of a source whose extracted text
+    # changed go back to review), in this transaction; their entries join the reports.
+    indexed = [(i, p) for i, mine in enumerate(by_document) for p in mine]
+    for index, entries in import_hooks.run(actor, dimension, indexed).items():
+        envelopes[index].report["changes"] = entries
+
+    # Rows with a unique key go in key order, so two imports sharing executions,
+    # content or sources wait for one another instead of deadlocking. Envelopes
+    # first: a concurrent import of one of the executions fails right here.
+    insert_rows(RetrievalObservation, sorted(envelopes, key=lambda e: e.execution_id))
+    _insert_content(sorted(new_content.values(), key=lambda c: c.sha256))
+    new_sources.sort(key=lambda s: s.canonical_url)
+    insert_with_history(Source, new_sources, user=actor, change_reason=ACTION)
+    # Passages in document order: their creation order decides later duplicate_of.
+    insert_with_history(Passage, passages, user=actor, change_reason=ACTION)
+    audit.record_many(
+        actor=actor,
+        action=ACTION,
+        entries=[
+            {
+                "dimension_ref": dimension.name,
+                "references": {
+                    "execution_id": r.report["execution_id"],
+                    "import_id": r.report["import_id"],
+                },
+            }
+            for r in results
+        ],
+    )
+    return results
+
+
+def _insert_content(contents: list[Content]) -> None:
+    """Texts not stored when looked up, in one fast insert. Content is keyed by its
+    digest: if a concurrent import stored one of them meanwhile (a unique violation),
+    it is the same text, and the insert that skips stored rows takes over."""
+    if not contents:
+        return
+    try:
+        with transaction.atomic():
+            insert_rows(Content, contents)
+    except IntegrityError:
+        Content.objects.bulk_create(contents, ignore_conflicts=True)
+
+
+def _envelope(document: dict, digest: str, user, dimension: Dimension) -> RetrievalObservation:
+    return RetrievalObservation(
+        dimension=dimension,
+        execution_id=document["execution_id"],
+        request_id=document.get("request_id"),
+        capability=document["capability"],
+        status=document["status"],
+        error=document.get("error"),
+        engine=document.get("engine"),
+        provider_attempts=document["provider_attempts"],
+        policy_actions=document["policy_actions"],
+        results=document["results"],
+        source_diversity=document["source_diversity"],
+        cache_status=document["cache_status"],
+        routing_receipt=document["routing_receipt"],
+        document_sha256=digest,
+        imported_by=user,
+    )
+
+
+def _report(envelope: RetrievalObservation, passages: list[Passage], unseen: int) -> dict:
+    received = len(passages)
+    return {
+        "import_id": str(envelope.observation_id),
+        "execution_id": envelope.execution_id,
+        "observations": {"received": received, "created": unseen, "duplicates": received - unseen},
+        "novelty_score": math.floor(100 * unseen / received) if received else 0,
+        "passages": [
+            {
+                "observation_id": p.observation_id,
+                "passage_id": str(p.passage_id),
+                "duplicate_of": str(p.duplicate_of_id) if p.duplicate_of_id else None,
+            }
+            for p in passages
+        ],
+        "rejected": 0,
+    }
+
+
+def _stored_sources(documents: list[tuple[dict, str]]) -> dict[str, Source]:
+    """The stored sources of every canonical URL of the documents, in one query."""
+    urls = {
+        obs["url"]["canonical"] for document, _ in documents for obs in document["observations"]
+    }
+    return {s.canonical_url: s for s in Source.objects.filter(canonical_url__in=urls)}
+
+
+def _new_source(url: str) -> Source:
+    return Source(canonical_url=url, host=(urlsplit(url).hostname or "")[:255])
+
+
+class _EarliestPassages:
+    """Per digest, the earliest passage holding it, and the earliest of another execution.
+
+    Seeded from stored passages in one query, then extended with each written
+    document's passages, so a later document of a batch sees the earlier ones.
+    """
+
+    def __init__(self) -> None:
+        # sha -> (execution_id, root) of the earliest passage, and of the earliest
+        # passage whose execution differs from that one's.
+        self._first: dict[str, tuple[str, Any]] = {}
+        self._other: dict[str, tuple[str, Any]] = {}
+
+    @classmethod
+    def of(cls, hashes: set[str], dimension: Dimension) -> _EarliestPassages:
+        earliest = cls()
+        rows = (
+            Passage.objects.filter(dimension=dimension, content_sha256__in=hashes)
+            .order_by("created_at", "passage_id")
+            .values_list("content_sha256", "execution_id", "passage_id", "duplicate_of_id")
+        )
+        for sha, execution_id, passage_id, duplicate_of_id in rows:
+            # Duplicates always point at a root, so one hop reaches it.
+            earliest._note(sha, execution_id, duplicate_of_id or passage_id)
+        return earliest
+
+    def hashes(self) -> set[str]:
+        """Digests some passage of the Dimension already holds."""
+        return set(self._first)
+
+    def add(self, passages: list[Passage]) -> None:
+        for p in passages:
+            self._note(p.content_sha256, p.execution_id, p.duplicate_of_id or p.passage_id)
+
+    def root(self, sha: str, execution_id: str):
+        """The root to point at from a passage of `execution_id`, or None."""
+        first = self._first.get(sha)
+        if first is None:
+            return None
+        if first[0] != execution_id:
+            return first[1]
+        other = self._other.get(sha)
+        return other[1] if other else None
+
+    def _note(self, sha: str, execution_id: str, root) -> None:
+        first = self._first.get(sha)
+        if first is None:
+            self._first[sha] = (execution_id, root)
+        elif first[0] != execution_id and sha not in self._other:
+            self._other[sha] = (execution_id, root)
+
+
+def _passage(obs: dict, envelope: RetrievalObservation, source: Source, sha: str, root) -> Passage:
+    score = obs.get("provider_score") or {}
+    published = obs.get("published_at") or {}
+    return Passage(
+        dimension_id=envelope.dimension_id,
+        passage_ref=f"urn:wsp:{envelope.execution_id}:{obs['observation_id']}",
+        source=source,
+        content_id=sha,
+        content_sha256=sha,
+        kind=obs["kind"],
+        source_field=LITERAL_FIELD[obs["kind"]],
+        locator=obs["url"]["observed"],
+        observed_url=obs["url"]["observed"],
+        canonical_url=obs["url"]["canonical"],
+        title=obs.get("title"),
+        # A restricted source restricts every passage taken from it.
+        access_label=source.access_label or AccessLabel.PUBLIC,
+        retrieval_observation=envelope,
+        execution_id=envelope.execution_id,
+        observation_id=obs["observation_id"],
+        provider=obs["provider"],
+        endpoint_id=obs["endpoint_id"],
+        provider_attempt_id=obs["provider_attempt_id"],
+        provider_result_index=obs["provider_result_index"],
+        provider_rank=obs.get("provider_rank"),
+        provider_score_value=score.get("value"),
+        provider_score_semantics=score.get("semantics", ""),
+        published_at_raw=published.get("raw"),
+        published_at_normalized=published.get("normalized"),
+        provider_fields=obs.get("provider_fields") or {},
+        duplicate_of_id=root,
+    )

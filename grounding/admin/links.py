@@ -1,0 +1,332 @@
+"""Curator admin for grounding links and the records bound to them.
+
+Thin by design: reads go through the disclosure projection, writes through the
+services. Who sees and does what follows Dimension roles (not Django model
+permissions): any role in a link's Dimension lets a staff user view it (with the
+fields their decisions withhold shown as withheld); the curator role lets them
+revise it. Append-only records are read-only here.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import NoReverseMatch, path, reverse
+from simple_history.admin import SimpleHistoryAdmin
+
+from grounding import services
+from grounding.admin.actions import (
+    mark_for_recheck,
+    run_builtin_resolver,
+    withdraw_links,
+)
+from grounding.admin.changes import (
+    PENDING_FIRST,
+    send_overdue_to_review,
+    with_sending_notification,
+)
+from grounding.admin.columns import link_columns, proposition
+from grounding.admin.forms import (
+    LinkChangeForm,
+    initial_from,
+    revision_changes,
+    revision_table,
+)
+from grounding.admin.page_actions import FORMS, action_forms, allowed_actions, run_action
+from grounding.admin.records import RoleScopedMixin, holds
+from grounding.admin.review import explain_display, notifications_for
+from grounding.admin.widgets import validate_json_view
+from grounding.choices import RecordState
+from grounding.models import (
+    GroundingLink,
+)
+from grounding.pages.quote import quote_marks
+from grounding.reader import ALL_WITHHELD
+from grounding.selectors import for_read
+from policies.choices import Role
+from policies.kernel.refusals import Refusal
+from policies.reader import reader_for
+
+
+@admin.register(GroundingLink)
+class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
+    link_path = ""
+    list_filter = (
+        ("dimension", admin.RelatedOnlyFieldListFilter),
+        "record_state",
+        "recheck_state",
+        "display_state",
+        "support_kind",
+        "resolution_state",
+        ("profile", admin.RelatedOnlyFieldListFilter),
+    )
+    search_fields = (
+        "=grounding_id",
+        "master_ref",
+        "current_statement__statement_ref",
+        "current_passage__passage_ref",
+        "current_passage__passage__canonical_url",
+        "current_passage__passage__locator",
+    )
+    date_hierarchy = "observed_at"
+    list_select_related = (
+        "dimension",
+        "profile",
+        "current_statement",
+        "current_passage__passage",
+    )
+    list_per_page = 50
+    actions = (withdraw_links, mark_for_recheck, run_builtin_resolver, send_overdue_to_review)
+    object_history_template = "admin/grounding/groundinglink/object_history.html"
+
+    # The list leaves out the app sidebar, so it fits 1,280 px beside the filters.
+    change_list_template = "admin/grounding/groundinglink/change_list.html"
+
+    class Media:
+        css = {"all": ("grounding/admin.css",)}
+
+    # -- rights follow Dimension roles
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # links are registered by clients through the API
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False  # withdraw instead; disposal needs a storage receipt
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        if obj is None:
+            return holds(request, Role.CURATOR)
+        final = obj.record_state in (RecordState.WITHDRAWN, RecordState.DISPOSED)
+        return not final and holds(request, Role.CURATOR, dimension_id=obj.dimension_id)
+
+    def has_withdraw_permission(self, request: HttpRequest) -> bool:
+        return holds(request, Role.CURATOR, Role.ACCESS_STEWARD)
+
+    def has_resolve_permission(self, request: HttpRequest) -> bool:
+        return holds(request, Role.CURATOR, Role.REVIEWER)
+
+    # -- the review queue: pending links first, with the notification that sent them
+
+    def get_queryset(self, request: HttpRequest):
+        # Joined and prefetched like the API's lists, so each row's document is read
+        # through the reader at a fixed number of queries per page.
+        return with_sending_notification(for_read(super().get_queryset(request)))
+
+    def get_ordering(self, request: HttpRequest):
+        return [PENDING_FIRST.asc(), "-grounding_id"]
+
+    # -- list columns: each row's document from the reader (withheld shows "withheld")
+
+    def get_list_display(self, request: HttpRequest):
+        return link_columns(request)
+
+    # -- the change page: a form whose save calls `revise`, never Model.save()
+
+    def get_urls(self):
+        compare = self.admin_site.admin_view(self.compare_view)
+        check = self.admin_site.admin_view(validate_json_view)
+        return [
+            path("validate-json/<str:schema>/", check, name="grounding_validate_json"),
+            path("<path:object_id>/history/compare/", compare, name="grounding_link_compare"),
+            *super().get_urls(),
+        ]
+
+    def _readable_link(self, request: HttpRequest, object_id: str) -> tuple[GroundingLink, dict]:
+        try:
+            link = self.get_queryset(request).get(pk=object_id)
+        except (GroundingLink.DoesNotExist, ValueError, ValidationError) as exc:
+            raise Http404("no readable grounding link has this id") from exc
+        if not self.has_view_permission(request, link):
+            raise PermissionDenied
+        try:
+            return link, reader_for(request).read(link)
+        except Refusal as refusal:
+            if refusal.code == "not_found":
+                raise Http404("no readable grounding link has this id") from refusal
+            raise PermissionDenied(refusal.detail) from refusal
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context=None
+    ) -> HttpResponse:
+        # Replaces changeform_view, which wraps everything in transaction.atomic: the
+        # services run their own durable transaction and cannot be nested.
+        link, document = self._readable_link(request, object_id)
+        if link.record_state == RecordState.DISPOSED:
+            return self._tombstone(request, link, document)
+        can_change = self.has_change_permission(request, link)
+        withheld = document["withheld"]
+        conflict = None
+        actions = allowed_actions(request, link, document)
+        acted = None
+        action = request.POST.get("_action") if request.method == "POST" else None
+        if action in FORMS:
+            # The services decide who may act; a refused action is shown by its code.
+            acted, done = run_action(request, action, link)
+            if done:
+                self.message_user(request, done, messages.SUCCESS)
+                return HttpResponseRedirect(request.path)
+            form = LinkChangeForm(
+                initial=initial_from(document), profile=link.profile, withheld=withheld
+            )
+        elif request.method == "POST":
+            if not can_change:
+                raise PermissionDenied
+            form = LinkChangeForm(request.POST, profile=link.profile, withheld=withheld)
+            if form.is_valid():
+                loaded = form.cleaned_data["loaded_revision"]
+                try:
+                    revised = services.revise(
+                        actor=request.user,
+                        grounding_id=link.pk,
+                        expected_revision=loaded,
+                        changes=form.changes(initial_from(document)),
+                    )
+                except Refusal as refusal:
+                    if refusal.code != "revision_mismatch":
+                        form.add_refusal(refusal)
+                    else:
+                        form, conflict = self._conflict(request, link, document, form, loaded)
+                else:
+                    self.message_user(
+                        request, f"Saved as revision {revised.revision}.", messages.SUCCESS
+                    )
+                    return HttpResponseRedirect(request.path)
+        else:
+            form = LinkChangeForm(
+                initial=initial_from(document), profile=link.profile, withheld=withheld
+            )
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Grounding link {link.grounding_id}",
+            "opts": self.model._meta,
+            "original": link,
+            "document": document,
+            "withheld": withheld,
+            "form": form,
+            "can_change": can_change,
+            "conflict": conflict,
+            "page_url": _page_url(link),
+            "media": self.media + form.media,
+            **_review_context(request, link, document),
+            # A refused action's form stays on the page with the refusal's code.
+            "actions_allowed": actions | ({action} if acted is not None else set()),
+            "action_forms": action_forms(document, acted),
+            "acted": action if acted is not None else "",
+            **(extra_context or {}),
+        }
+        return TemplateResponse(request, "admin/grounding/groundinglink/change_form.html", context)
+
+    def _tombstone(self, request: HttpRequest, link: GroundingLink, document: dict):
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Grounding link {link.grounding_id} (disposed)",
+            "opts": self.model._meta,
+            "original": link,
+            "doc": document,
+        }
+        return TemplateResponse(request, "admin/grounding/groundinglink/tombstone.html", context)
+
+    def _conflict(self, request, link, document, form, loaded: int):
+        """Re-render with the curator's edits kept and what changed since named."""
+        link.refresh_from_db()
+        reader = reader_for(request)
+        current_doc = reader.read(link)
+        try:
+            loaded_doc = reader.read(link, revision=loaded)
+        except Refusal:
+            loaded_doc = document
+        data, both = form.merged_after_conflict(initial_from(loaded_doc), initial_from(current_doc))
+        rebound = LinkChangeForm(data, profile=link.profile, withheld=current_doc["withheld"])
+        rebound.is_valid()
+        conflict = {
+            "loaded_revision": loaded,
+            "current_revision": current_doc["revision"],
+            "changes": revision_changes(
+                link, loaded, current_doc["revision"], current_doc["withheld"]
+            ),
+            "both_changed": both,
+        }
+        return rebound, conflict
+
+    # -- history: readable revisions and a diff between any two
+
+    def set_history_delta_changes(self, request, historical_records, foreign_keys_are_objs=True):
+        # The raw per-row deltas would show withheld values; our template shows
+        # `revision_table` (masked by the reader's disclosure) instead.
+        return None
+
+    def history_view(self, request: HttpRequest, object_id: str, extra_context=None):
+        link, document = self._readable_link(request, object_id)
+        # A disposed link's history is its tombstone: no revision is listed.
+        disposed = link.record_state == RecordState.DISPOSED
+        withheld = ALL_WITHHELD if disposed else document["withheld"]
+        table = [] if disposed else revision_table(link, withheld)
+        context = {"revisions": table, "withheld": withheld, **(extra_context or {})}
+        return super().history_view(request, object_id, extra_context=context)
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        # A single historical version opens as its difference from the one before.
+        link, _ = self._readable_link(request, object_id)
+        row = GroundingLink.history.filter(grounding_id=link.pk, history_id=version_id).first()
+        if row is None:
+            raise Http404
+        url = reverse("admin:grounding_link_compare", args=[link.pk])
+        return HttpResponseRedirect(f"{url}?from={max(row.revision - 1, 1)}&to={row.revision}")
+
+    def compare_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        link, document = self._readable_link(request, object_id)
+        if link.record_state == RecordState.DISPOSED:
+            return self._tombstone(request, link, document)
+        try:
+            old = int(request.GET.get("from", max(link.revision - 1, 1)))
+            new = int(request.GET.get("to", link.revision))
+        except ValueError as exc:
+            raise Http404("revisions are numbers") from exc
+        if not (1 <= old <= link.revision and 1 <= new <= link.revision):
+            raise Http404("no such revision")
+        table = [
+            r for r in revision_table(link, document["withheld"]) if old < r["revision"] <= new
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Revision {old} → {new} of {link.grounding_id}",
+            "opts": self.model._meta,
+            "original": link,
+            "old": old,
+            "new": new,
+            "revisions": list(range(1, link.revision + 1)),
+            "changes": revision_changes(link, old, new, document["withheld"]),
+            "between": table,
+            "withheld": document["withheld"],
+        }
+        return TemplateResponse(
+            request, "admin/grounding/groundinglink/history_compare.html", context
+        )
+
+
+def _page_url(link: GroundingLink) -> str | None:
+    try:
+        return reverse("grounding-page", args=[link.pk])
+    except NoReverseMatch:  # the human views may not be routed in every deployment
+        return None
+
+
+def _review_context(request: HttpRequest, link: GroundingLink, document: dict) -> dict:
+    """What the page shows beside the form: the proposition, the passage text with
+    the quote marked (`grounding.pages.quote`), the display explanation and the
+    notifications."""
+    passage = document["passage"]
+    marks = quote_marks(document)
+    return {
+        "proposition": proposition(document),
+        "statement_withheld": "statement" not in document,
+        "excerpt_withheld": "excerpt" not in passage,
+        "excerpt": marks.text,
+        "anchor_result": marks.recorded,
+        "anchor_applies": marks.applies,
+        "marks": marks,
+        "explanation": explain_display(document),
+        "notifications": notifications_for(request, link, document),
+    }

@@ -1,9 +1,0 @@
-"""Routes of the human-readable views (included from grounding.urls)."""
-
-from django.urls import path
-
-from grounding.pages import grounding_page
-
-urlpatterns = [
-    path("groundings/<uuid:grounding_id>/", grounding_page, name="grounding-page"),
-]

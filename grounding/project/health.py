@@ -1,0 +1,115 @@
+"""Liveness and readiness probes.
+
+- `/healthz`: the process is up and serving. Touches no database, so a database
+  outage never makes an orchestrator restart healthy app servers.
+- `/readyz`: this instance can serve traffic: the primary database answers,
+  every migration on disk is applied, and the read replica (when configured)
+  answers. Otherwise 503. The body names each check and its state only; no
+  error text, host name or migration name is revealed. The checks run in a thread
+  of their own on fresh connections, and the probe answers 503 when they have not
+  finished within GROUNDING_READYZ_TIMEOUT_MS: a hung database never hangs it, and
+  while one check is still waiting no second one is started.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.migrations.executor import MigrationExecutor
+from django.http import JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+
+logger = logging.getLogger("grounding.project.health")
+
+OK = "ok"
+UNAVAILABLE = "unavailable"
+PENDING = "pending"
+REPLICA_ALIAS = "replica"
+
+
+@never_cache
+@require_safe
+def healthz(request):
+    return JsonResponse({"status": OK})
+
+
+def _database_answers(alias: str) -> bool:
+    try:
+        with connections[alias].cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception:
+        logger.warning("readiness: database %s does not answer", alias, exc_info=True)
+        return False
+    return True
+
+
+def _migrations_applied(alias: str) -> bool:
+    try:
+        connection = connections[alias]
+        executor = MigrationExecutor(connection)
+        targets = executor.loader.graph.leaf_nodes()
+        return not executor.migration_plan(targets)
+    except Exception:
+        logger.warning("readiness: cannot read the migration state", exc_info=True)
+        return False
+
+
+def _run_checks() -> dict[str, str]:
+    checks: dict[str, str] = {}
+    if _database_answers(DEFAULT_DB_ALIAS):
+        checks["database"] = OK
+        checks["migrations"] = OK if _migrations_applied(DEFAULT_DB_ALIAS) else PENDING
+    else:
+        checks["database"] = UNAVAILABLE
+        checks["migrations"] = UNAVAILABLE
+    if REPLICA_ALIAS in settings.DATABASES:
+        checks["replica"] = OK if _database_answers(REPLICA_ALIAS) else UNAVAILABLE
+    return checks
+
+
+_running_lock = threading.Lock()
+_running: threading.Thread | None = None
+
+
+def _checks_within(seconds: float) -> dict[str, str] | None:
+    """The checks' states, or None when they did not finish in time (or one from an
+    earlier probe is still waiting on the database)."""
+    global _running
+    result: dict[str, str] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            result.update(_run_checks())
+        finally:
+            # This thread's own connections: the next probe connects afresh.
+            connections.close_all()
+            done.set()
+
+    with _running_lock:
+        if _running is not None and _running.is_alive():
+            return None
+        _running = threading.Thread(target=work, name="readyz", daemon=True)
+        _running.start()
+    return result if done.wait(seconds) else None
+
+
+@never_cache
+@require_safe
+def readyz(request):
+    checks = _checks_within(settings.GROUNDING_READYZ_TIMEOUT_MS / 1000)
+    if checks is None:
+        logger.warning("readiness: the database checks did not finish in time")
+        checks = {"database": UNAVAILABLE, "migrations": UNAVAILABLE}
+        if REPLICA_ALIAS in settings.DATABASES:
+            checks["replica"] = UNAVAILABLE
+    ready = all(state == OK for state in checks.values())
+    return JsonResponse(
+        {"status": OK if ready else UNAVAILABLE, "checks": checks},
+        status=200 if ready else 503,
+    )

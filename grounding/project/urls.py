@@ -1,0 +1,38 @@
+"""Project routes: admin, the REST API under /api/v1/, its OpenAPI schema and docs,
+the health probes and the human-readable link pages.
+
+Errors that never reach DRF (unknown /api/ paths, bodies Django refuses, crashes
+outside a view) are problem+json under /api/ too, via the handlers below.
+"""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from grounding.api.views import ApiRootView
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", ApiRootView.as_view(), name="api-root"),
+    # Before the link routes: "from-citations" is not a grounding id.
+    path("api/v1/", include("grounding.api.urls_citations")),
+    path("api/v1/", include("grounding.api.urls")),
+    path("api/v1/", include("policies.api.urls")),
+    path("api/v1/", include("evidence.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    # Swagger UI's set-up script as a file and its page style in one (CSP: no inline code).
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(
+            url_name="schema", template_name="grounding/swagger_ui.html"
+        ),
+        name="docs",
+    ),
+    path("", include("grounding.project.health_urls")),
+    path("", include("grounding.pages.urls")),
+]
+
+handler400 = "policies.web.errors.bad_request"
+handler403 = "policies.web.errors.permission_denied"
+handler404 = "policies.web.errors.not_found"
+handler500 = "policies.web.errors.server_error"

@@ -1,0 +1,217 @@
+"""register_from_citations: provider citations in, candidate links out, in one
+durable transaction. Records; never judges.
+
+Decisions (documented here because clients depend on them):
+- Each supported citation with a mapped passage becomes one candidate link
+  (`use_basis` as the client states it, else `unknown`). A citation whose
+  document key is not in `passages` is *skipped* with reason
+  `passage_not_mapped` and nothing is invented for it; the others are still
+  registered. Unsupported citation types, empty or unconvertible spans are skipped
+  the same way, each with its reason.
+- Idempotency: every link's `master_ref` is `urn:grounding:citation:<sha256>` over
+  the canonical JSON of the format, the citation's position and object as given,
+  and the register item derived from it (which holds the Dimension, the answer
+  revision and span, the mapped passage and every client option). It is an
+  idempotency key in our own namespace, not an identity (the grounding id is
+  still assigned here). Citations whose master_ref exists are *replayed* (read
+  back, nothing written); the rest are created. Re-posting the same request
+  creates nothing (200); a request that adds a mapping for a previously skipped
+  citation creates only that link (201). Changing an option (language, owner,
+  use_basis…) derives new links rather than silently reusing old ones.
+- `char_location` with an imported passage holding local text: the offsets are
+  converted to NFC code points with that text; if `cited_text` is present it is
+  compared with the passage text at the converted span, and the result is
+  recorded as an anchor observation (`resolved` with the one match, or
+  `unresolved` with reason `cited_text_mismatch`). The selector is never
+  retargeted. Offsets that fall outside the text or inside a character skip the
+  citation (`source_offset_not_convertible`): no selector is fabricated. With an
+  external passage (no local text) code-point offsets are recorded as given and
+  the report says they are unverified.
+- Each format's offsets, units and skip reasons are stated in its parser
+  (anthropic, openai, gemini, crw_extract, crw_search); what is checked against
+  the passage text (spans, quotes, crw hashes) is in sources; the register item
+  in plan; the per-citation report in report. docs/citations.md sums them up.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db import IntegrityError
+
+from evidence.models import Passage
+from grounding.models import GroundingLink
+from grounding.services._common import operation, refuse_invalid
+from grounding.services.anchoring import record_anchor_observation
+from grounding.services.citations import (
+    anthropic,
+    check_request,
+    crw_extract,
+    crw_search,
+    gemini,
+    openai,
+)
+from grounding.services.citations.plan import plan as plan_citation
+from grounding.services.citations.report import build_report, remap
+from grounding.services.register import register_many
+from policies import audit
+from policies.choices import Role
+from policies.kernel.refusals import Offender, Refusal
+from policies.models import Dimension, Profile
+from policies.services import (
+    require_active,
+    require_published,
+    require_role,
+    roles_of,
+    unknown_dimension,
+)
+
+PARSERS = {
+    anthropic.FORMAT: anthropic.parse,
+    openai.FORMAT: openai.parse,
+    gemini.FORMAT: gemini.parse,
+    crw_extract.FORMAT: crw_extract.parse,
+    crw_search.FORMAT: crw_search.parse,
+}
+
+
+def register_from_citations(*, actor, request: dict) -> tuple[dict, bool]:
+    """Register one candidate link per mapped citation, all in one transaction.
+
+    Returns (report, created): `created` is True when at least one link was written.
+    """
+    dimension = request.get("dimension") if isinstance(request, dict) else None
+    try:
+        return _register(actor=actor, request=request, dimension=_str_or_none(dimension))
+    except IntegrityError:
+        # An identical request committed the same master_refs between our read and
+        # our insert; the second attempt finds them and replays.
+        return _register(actor=actor, request=request, dimension=_str_or_none(dimension))
+
+
+@operation("register_from_citations")
+def _register(*, actor, request: Any, dimension: str | None) -> tuple[dict, bool]:
+    offenders = check_request(request)
+    if not isinstance(request, dict):
+        refuse_invalid(offenders)
+    dim, profile = _policy(request, offenders)
+    if dim is not None and not roles_of(actor, dim):
+        # A Dimension where the caller holds no role reads as one that does not exist.
+        dim = None
+        offenders.append(unknown_dimension())
+    if dim is not None and profile is not None:
+        # Role and policy come before any detail of the payload is judged.
+        require_active(dim)
+        require_role(actor, dim, Role.CURATOR)
+        require_published(profile)
+    refuse_invalid(offenders)
+
+    parsed = PARSERS[request["format"]](
+        request["payload"], pointer="/payload", offset_unit=request.get("offset_unit")
+    )
+    refuse_invalid(parsed.offenders)
+    texts = _passage_texts(request["passages"], dim)
+    plans = [
+        plan_citation(
+            c,
+            request=request,
+            dimension=dim,
+            answer=parsed.answer_text,
+            texts=texts,
+            media_type=parsed.media_type,
+        )
+        for c in parsed.citations
+    ]
+    wanted = [p for p in plans if p.item is not None]
+    existing = set(
+        GroundingLink.objects.filter(master_ref__in=[p.master_ref for p in wanted]).values_list(
+            "master_ref", flat=True
+        )
+    )
+    new = [p for p in wanted if p.master_ref not in existing]
+    for plan in wanted:
+        plan.outcome = "replayed" if plan.master_ref in existing else "created"
+    if new:
+        try:
+            links = register_many.__wrapped__(actor=actor, items=[p.item for p in new])
+        except Refusal as refusal:
+            if refusal.code != "validation_error":
+                raise
+            raise Refusal(
+                refusal.code, refusal.detail, offenders=remap(refusal.offenders, new)
+            ) from refusal
+        for plan, link in zip(new, links, strict=True):
+            if plan.observation is not None:
+                record_anchor_observation.__wrapped__(
+                    actor=actor,
+                    grounding_id=link.grounding_id,
+                    expected_revision=1,
+                    observation=plan.observation,
+                    reason="provider text checked at the converted span",
+                )
+            elif plan.run_resolver:
+                record_anchor_observation.__wrapped__(
+                    actor=actor,
+                    grounding_id=link.grounding_id,
+                    expected_revision=1,
+                    use_builtin_resolver=True,
+                    reason="provider quote resolved in the passage text",
+                )
+    report = build_report(request, plans, created=len(new))
+    audit.record(
+        actor=actor,
+        action="register_from_citations",
+        dimension=dim,
+        references={
+            "request_sha256": report["request_sha256"],
+            "created": len(new),
+            "replayed": len(wanted) - len(new),
+            "skipped": len(plans) - len(wanted),
+        },
+    )
+    return report, bool(new)
+
+
+# -- the request
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _policy(request: dict, offenders: list[Offender]) -> tuple[Dimension | None, Profile | None]:
+    dimension = profile = None
+    name = request.get("dimension")
+    if isinstance(name, str) and name:
+        dimension = Dimension.objects.filter(name=name).first()
+        if dimension is None:
+            offenders.append(unknown_dimension())
+    ref = request.get("profile")
+    if isinstance(ref, str) and ref:
+        profile_name, _, version = ref.partition("@")
+        profile = Profile.objects.filter(name=profile_name, version=version).first()
+        if profile is None:
+            offenders.append(Offender("/profile", "unknown_reference", "no such profile."))
+    return dimension, profile
+
+
+def _passage_texts(passages: dict, dimension: Dimension) -> dict[str, str]:
+    """Local literal text of the mapped imported passages of the Dimension, by
+    passage_id as given (another Dimension's passage is refused by register)."""
+    ids: dict[str, str] = {}
+    for value in passages.values():
+        given = value.get("passage_id")
+        if isinstance(given, str):
+            try:
+                ids[given] = str(uuid.UUID(given))
+            except ValueError:
+                continue  # refused by register, with its pointer
+    found = {
+        str(p.pk): p.content.text
+        for p in Passage.objects.filter(
+            pk__in=list(ids.values()), dimension=dimension
+        ).select_related("content")
+        if p.content_id
+    }
+    return {given: found[key] for given, key in ids.items() if key in found}

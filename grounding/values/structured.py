@@ -1,0 +1,380 @@
+"""One entry point for validating the registry's structured values.
+
+Every JSON-valued data element (selectors, claim scope, anchor result, …) has a
+Draft 2020-12 schema in ``grounding/schemas/<name>.json``. ``validate`` checks a
+value against it, then applies the cross-field rules a schema cannot state
+(``start <= end`` and the like), and, when an adoption profile pins a stricter
+schema, checks that too.
+
+Offenders carry an RFC 6901 pointer and a stable code. Details are written
+here, from the schema only: they never echo the offending value, because values
+may be restricted source text (quote selectors, titles, excerpts).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import ValidationError, best_match
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from grounding.values.structured_rules import SEMANTIC_CHECKS
+from grounding.values.timestamps import parse_rfc3339
+from policies.fastschema import Check, Unsupported, compile_schema
+from policies.kernel.refusals import Offender, pointer_join
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+SCHEMA_ID_PREFIX = "urn:grounding:schema:"
+
+SCHEMA_NAMES: frozenset[str] = frozenset(p.stem for p in SCHEMA_DIR.glob("*.json"))
+
+# Structured values are small; deeper nesting (e.g. a long refinedBy chain) is refused
+# up front rather than risking the recursion limit inside the validator.
+MAX_DEPTH = 32
+
+# An annotation keyword a schema may carry to word the detail of a failure of the
+# subschema that holds it (for conditional rules whose generic wording would mislead).
+DETAIL_KEYWORD = "x-error-detail"
+
+# -- formats ------------------------------------------------------------------------
+# jsonschema only asserts "date-time" and "uri" when optional packages are installed;
+# the registry needs both, so it carries strict checkers of its own.
+
+_URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$", re.ASCII)
+
+
+def _build_format_checker() -> FormatChecker:
+    checker = FormatChecker(formats=Draft202012Validator.FORMAT_CHECKER.checkers)
+    if "date-time" not in checker.checkers:
+
+        @checker.checks("date-time")
+        def _date_time(instance: object) -> bool:
+            return not isinstance(instance, str) or parse_rfc3339(instance) is not None
+
+    if "uri" not in checker.checkers:
+
+        @checker.checks("uri")
+        def _uri(instance: object) -> bool:
+            if not isinstance(instance, str):
+                return True
+            if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in instance):
+                return False
+            scheme = urlsplit(instance).scheme if ":" in instance else ""
+            return bool(_URI_SCHEME.match(scheme)) and len(instance) > len(scheme) + 1
+
+    return checker
+
+
+FORMAT_CHECKER = _build_format_checker()
+
+# -- loading ------------------------------------------------------------------------
+
+
+@functools.cache
+def _schema(name: str) -> dict[str, Any]:
+    if name not in SCHEMA_NAMES:
+        raise KeyError(name)
+    schema = json.loads((SCHEMA_DIR / f"{name}.json").read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return schema
+
+
+@functools.cache
+def _registry() -> Registry:
+    """All registry schemas by $id, so a profile schema may $ref a base schema."""
+    resources = [
+        (_schema(n)["$id"], Resource.from_contents(_schema(n), default_specification=DRAFT202012))
+        for n in sorted(SCHEMA_NAMES)
+    ]
+    return Registry().with_resources(resources)
+
+
+@functools.cache
+def _validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(_schema(name), format_checker=FORMAT_CHECKER, registry=_registry())
+
+
+@functools.lru_cache(maxsize=128)
+def _profile_validator(canonical: str) -> Draft202012Validator:
+    schema = json.loads(canonical)
+    Draft202012Validator.check_schema(schema)  # a malformed pinned schema is a config error
+    return Draft202012Validator(schema, format_checker=FORMAT_CHECKER, registry=_registry())
+
+
+# -- the fast path ------------------------------------------------------------------
+# A value the compiled check accepts is valid for jsonschema too (same registry, same
+# format checker), so jsonschema's iter_errors is skipped; a value it rejects goes
+# through jsonschema, which names the offenders. In bulk registration most values are
+# new to the memo below, and iter_errors was most of their validation time.
+
+
+@functools.cache
+def _resources() -> dict[str, Any]:
+    """The schemas by $id, as in _registry(): what a $ref may point into."""
+    return {_schema(n)["$id"]: _schema(n) for n in sorted(SCHEMA_NAMES)}
+
+
+def _compile(schema: Any) -> Check | None:
+    try:
+        return compile_schema(
+            schema,
+            resources=_resources(),
+            format_check=FORMAT_CHECKER.conforms,
+            annotations=(DETAIL_KEYWORD,),
+        )
+    except Unsupported:
+        return None  # jsonschema alone validates against this schema
+
+
+@functools.cache
+def _fast_check(name: str) -> Check | None:
+    return _compile(_schema(name))
+
+
+@functools.lru_cache(maxsize=128)
+def _profile_fast_check(canonical: str) -> Check | None:
+    return _compile(json.loads(canonical))
+
+
+def _accepts(check: Check | None, value: object) -> bool:
+    """True only when the compiled check vouches for ``value``."""
+    if check is None:
+        return False
+    try:
+        return check(value) is True
+    except Exception:  # e.g. an incomparable number: jsonschema decides and reports as before
+        return False
+
+
+# -- the entry point ----------------------------------------------------------------
+
+
+def validate(
+    name: str,
+    value: object,
+    *,
+    pointer: str = "",
+    profile_schema: dict | None = None,
+) -> list[Offender]:
+    """Every offender of ``value`` against the schema ``name`` (empty when valid).
+
+    ``pointer`` locates ``value`` in the enclosing document (for example
+    ``/statement/answer_selector``). ``profile_schema`` is a stricter schema pinned
+    by an adoption profile; its failures are reported with the code prefix
+    ``profile.``. Raises KeyError for an unknown ``name``.
+
+    Validation is a pure function of the value, so results are memoized by the
+    value's canonical JSON: bulk registrations repeat representations, scopes and
+    time qualifiers, and jsonschema's $ref resolution is the hot path there.
+    """
+    try:
+        key = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        profile_key = (
+            json.dumps(profile_schema, sort_keys=True, separators=(",", ":"))
+            if profile_schema is not None
+            else None
+        )
+    except (TypeError, ValueError, RecursionError):
+        # Not canonical JSON (or nested too deep to serialize): validate uncached.
+        return _validate(name, value, pointer=pointer, profile_schema=profile_schema)
+    too_large = _too_large(key, value, pointer)
+    if too_large is not None:  # before the schema walks it, and never into the memo
+        return [too_large]
+    found = _memo(name, key, profile_key)
+    return [Offender(pointer + o.pointer, o.code, o.detail) for o in found]
+
+
+@functools.lru_cache(maxsize=8192)
+def _memo(name: str, key: str, profile_key: str | None) -> tuple[Offender, ...]:
+    value = json.loads(key)
+    profile_schema = json.loads(profile_key) if profile_key is not None else None
+    return tuple(_validate(name, value, pointer="", profile_schema=profile_schema))
+
+
+def _validate(
+    name: str,
+    value: object,
+    *,
+    pointer: str = "",
+    profile_schema: dict | None = None,
+) -> list[Offender]:
+    """Every offender of ``value`` against the schema ``name`` (empty when valid).
+
+    ``pointer`` locates ``value`` in the enclosing document (for example
+    ``/statement/answer_selector``). ``profile_schema`` is a stricter schema pinned
+    by an adoption profile; its failures are reported with the code prefix
+    ``profile.``. Raises KeyError for an unknown ``name``.
+    """
+    validator = _validator(name)
+    too_deep = _too_deep(value, pointer)
+    if too_deep is not None:  # refuse before the recursive validator can exhaust the stack
+        return [too_deep]
+    offenders: list[Offender] = []
+    if not _accepts(_fast_check(name), value):
+        offenders.extend(_schema_offenders(validator, value, pointer, "schema"))
+    check = SEMANTIC_CHECKS.get(name)
+    if check is not None:
+        offenders.extend(check(value, pointer))
+    if profile_schema is not None:
+        canonical = json.dumps(profile_schema, sort_keys=True, separators=(",", ":"))
+        profile_validator = _profile_validator(canonical)  # a malformed schema raises here
+        if not _accepts(_profile_fast_check(canonical), value):
+            offenders.extend(_schema_offenders(profile_validator, value, pointer, "profile"))
+    return _dedupe(offenders)
+
+
+def max_value_bytes() -> int:
+    return settings.GROUNDING_MAX_VALUE_BYTES
+
+
+def _too_large(key: str, value: object, pointer: str) -> Offender | None:
+    """A value whose compact UTF-8 JSON exceeds GROUNDING_MAX_VALUE_BYTES, as an offender.
+
+    ``key`` is the ASCII-escaped canonical form, never shorter than the UTF-8 one, so
+    the exact size is only computed for a value near the limit.
+    """
+    limit = max_value_bytes()
+    if len(key) <= limit:
+        return None
+    size = len(
+        json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "replace")
+    )
+    if size <= limit:
+        return None
+    return Offender(pointer, "value.too_large", f"larger than {limit} bytes as JSON")
+
+
+def _too_deep(value: object, pointer: str) -> Offender | None:
+    """The first container nested deeper than MAX_DEPTH, as an offender (iterative walk)."""
+    stack: list[tuple[object, int, str]] = [(value, 0, pointer)]
+    while stack:
+        node, depth, where = stack.pop()
+        if isinstance(node, dict | list):
+            if depth >= MAX_DEPTH:
+                return Offender(where, "value.too_deep", f"nested deeper than {MAX_DEPTH} levels")
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            stack.extend((child, depth + 1, pointer_join(where, key)) for key, child in items)
+    return None
+
+
+def _dedupe(offenders: Iterable[Offender]) -> list[Offender]:
+    seen: set[tuple[str, str]] = set()
+    out: list[Offender] = []
+    for offender in offenders:
+        key = (offender.pointer, offender.code)
+        if key not in seen:
+            seen.add(key)
+            out.append(offender)
+    return out
+
+
+def _schema_offenders(
+    validator: Draft202012Validator, value: object, pointer: str, prefix: str
+) -> Iterable[Offender]:
+    for error in validator.iter_errors(value):
+        if error.context:  # oneOf/anyOf: name the deepest failing member when one stands out
+            error = best_match([error])
+        yield from _offenders_for(error, pointer, prefix)
+
+
+def _offenders_for(error: ValidationError, pointer: str, prefix: str) -> Iterable[Offender]:
+    keyword = error.validator if isinstance(error.validator, str) else "false"
+    where = pointer_join(pointer, *error.absolute_path)
+    code = f"{prefix}.{keyword}"
+    instance = error.instance
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    custom = schema.get(DETAIL_KEYWORD)
+
+    if keyword == "required" and isinstance(instance, dict):
+        for member in error.validator_value:
+            if member not in instance:
+                yield Offender(
+                    pointer_join(where, member), code, custom or f"'{member}' is required"
+                )
+        return
+    if keyword == "dependentRequired" and isinstance(instance, dict):
+        for present, needed in error.validator_value.items():
+            for member in needed:
+                if present in instance and member not in instance:
+                    detail = custom or f"'{member}' is required when '{present}' is present"
+                    yield Offender(pointer_join(where, member), code, detail)
+        return
+    if keyword == "additionalProperties" and isinstance(instance, dict):
+        members = _additional_members(instance, schema)
+        for member in members:
+            yield Offender(pointer_join(where, member), code, custom or "member not allowed here")
+        if members:
+            return
+    yield Offender(where, code, custom or _detail(keyword, error))
+
+
+def _additional_members(instance: dict, schema: dict) -> list[str]:
+    declared = schema.get("properties", {})
+    patterns = [re.compile(p) for p in schema.get("patternProperties", {})]
+    return [k for k in instance if k not in declared and not any(p.search(k) for p in patterns)]
+
+
+def _word(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _detail(keyword: str, error: ValidationError) -> str:
+    """A message built from the schema alone: never from the instance."""
+    v = error.validator_value
+    match keyword:
+        case "type":
+            kinds = v if isinstance(v, list) else [v]
+            return "must be of type " + " or ".join(str(k) for k in kinds)
+        case "enum":
+            if isinstance(v, list) and len(v) <= 12:
+                return "must be one of " + ", ".join(_word(x) for x in v)
+            return "must be one of the allowed values"
+        case "const":
+            return f"must be {_word(v)}"
+        case "minLength":
+            return f"must be at least {v} character{'s' if v != 1 else ''} long"
+        case "maxLength":
+            return f"must be at most {v} characters long"
+        case "pattern":
+            return f"must match the pattern {v}"
+        case "format":
+            return f"must be a valid {v}"
+        case "minimum":
+            return f"must be ≥ {v}"
+        case "maximum":
+            return f"must be ≤ {v}"
+        case "exclusiveMinimum":
+            return f"must be > {v}"
+        case "exclusiveMaximum":
+            return f"must be < {v}"
+        case "multipleOf":
+            return f"must be a multiple of {v}"
+        case "minItems":
+            return f"must have at least {v} item{'s' if v != 1 else ''}"
+        case "maxItems":
+            return f"must have at most {v} item{'s' if v != 1 else ''}"
+        case "uniqueItems":
+            return "items must be unique"
+        case "minProperties":
+            return f"must have at least {v} member{'s' if v != 1 else ''}"
+        case "maxProperties":
+            return f"must have at most {v} member{'s' if v != 1 else ''}"
+        case "oneOf":
+            return "must match exactly one of the allowed forms"
+        case "anyOf":
+            return "must match one of the allowed forms"
+        case "not":
+            return "is a form not allowed here"
+        case "false":
+            return "not allowed here"
+        case _:
+            return f"fails the '{keyword}' constraint"

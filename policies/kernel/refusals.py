@@ -1,0 +1,83 @@
+"""Typed refusals: every operation either applies in full or raises one of these.
+
+The API layer maps `code` to an HTTP status in one place
+(`policies.web.errors`); services never know about HTTP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Offender:
+    """One reason a piece of input was refused, located by a JSON pointer."""
+
+    pointer: str
+    code: str
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"pointer": self.pointer, "code": self.code, "detail": self.detail}
+
+
+@dataclass
+class Refusal(Exception):
+    """An operation refused with a stable code; nothing was changed."""
+
+    code: str
+    detail: str
+    offenders: list[Offender] = field(default_factory=list)
+    # Extra members safe to show the caller (for example current_revision).
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__init__(f"{self.code}: {self.detail}")
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.detail}"
+
+
+def pointer_join(base: str, *parts: str | int) -> str:
+    """Append RFC 6901 reference tokens to a JSON pointer."""
+    out = base
+    for part in parts:
+        token = str(part).replace("~", "~0").replace("/", "~1")
+        out = f"{out}/{token}"
+    return out
+
+
+# HTTP status for each stable refusal code. The API's exception handler reads this;
+# a code not listed here is a 409 (the request conflicts with the record's state).
+STATUS_BY_CODE: dict[str, int] = {
+    "validation_error": 400,
+    "body_too_deep": 400,
+    "expected_revision_conflict": 400,
+    "invalid_if_match": 400,
+    "unknown_reference": 400,
+    "format_unavailable": 400,
+    "role_required": 403,
+    "disclosure_not_decided": 403,
+    "recipient_reserved": 403,
+    "dimension_required": 400,
+    "not_found": 404,
+    "revision_mismatch": 412,
+    "precondition_required": 428,
+    "wsp_contract_violation": 422,
+    "banned_field": 422,
+    "profile_not_published": 409,
+    "dimension_inactive": 409,
+    "assessment_input_mismatch": 409,
+    "link_withdrawn": 409,
+    "link_disposed": 409,
+    "execution_conflict": 409,
+    "master_ref_conflict": 409,
+    "integrity_conflict": 409,
+    "change_conflict": 409,
+    "export_unrepresentable": 422,
+}
+
+
+def status_for(code: str) -> int:
+    return STATUS_BY_CODE.get(code, 409)

@@ -1,0 +1,53 @@
+"""The lists' cursor pagination (API.md "Lists"): `cursor` and `page_size`.
+
+DRF falls back to the default page size for a page_size it cannot read; here such a
+value is refused (400 validation_error), so what the OpenAPI description says of
+page_size (an integer ≥ 1) is what the server enforces. Above the maximum it is capped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rest_framework import pagination
+
+from policies.kernel.refusals import Offender, Refusal
+
+_PAGE_SIZE = re.compile(r"[1-9][0-9]{0,17}")
+
+
+class CursorPagination(pagination.CursorPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+    def get_page_size(self, request) -> int:
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is not None and not _PAGE_SIZE.fullmatch(raw):
+            raise Refusal(
+                "validation_error",
+                "the query is not valid.",
+                offenders=[
+                    Offender(
+                        f"/query/{self.page_size_query_param}",
+                        "type",
+                        "page_size must be a positive integer.",
+                    )
+                ],
+            )
+        return super().get_page_size(request)
+
+    def get_schema_operation_parameters(self, view) -> list[dict]:
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"] = {"type": "integer", "minimum": 1}
+                parameter["description"] = (
+                    f"Results per page (default {self.page_size}; above "
+                    f"{self.max_page_size} it is capped at {self.max_page_size})."
+                )
+            if parameter["name"] == self.cursor_query_param:
+                parameter["description"] = (
+                    "The `next` or `previous` link's cursor; an invalid one ⇒ 404 not_found."
+                )
+        return parameters
