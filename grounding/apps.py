@@ -7,10 +7,13 @@ class GroundingConfig(AppConfig):
 
     def ready(self) -> None:
         # The one reader learns how to show a link; a WSP import reports the source
-        # changes it reveals (grounding.services.source_changes).
+        # changes it reveals (grounding.services.source_changes); the audit learns which
+        # Dimension a link id is in (policies cannot import grounding).
         from evidence import import_hooks
-        from grounding import reader
+        from grounding import reader, selectors
         from grounding.services import source_changes
+        from policies import audit
 
         reader.register()
+        audit.set_link_dimension_lookup(selectors.dimension_name_of)
         import_hooks.register(source_changes.detect)

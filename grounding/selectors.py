@@ -164,3 +164,12 @@ def revision_rows(link: GroundingLink) -> QuerySet:
         .select_related("history_user")
         .order_by("revision", "history_date")
     )
+
+
+def dimension_name_of(grounding_id: uuid.UUID) -> str | None:
+    """The name of the Dimension a link is in (None when there is no such link)."""
+    return (
+        GroundingLink.objects.filter(pk=grounding_id)
+        .values_list("dimension__name", flat=True)
+        .first()
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -21,6 +22,20 @@ from policies.kernel.request_context import current_request_id, note_refusal
 from policies.models import AuditEvent, Dimension
 
 logger = logging.getLogger("grounding.audit")
+
+# Which Dimension a grounding link is in, for the event of a refusal that names only
+# the link. The grounding app sits above policies and tells it at start-up
+# (grounding.apps); until then no Dimension is recorded.
+_link_dimension: list[Callable[[uuid.UUID], str | None]] = []
+
+
+def set_link_dimension_lookup(lookup: Callable[[uuid.UUID], str | None]) -> None:
+    _link_dimension[:] = [lookup]
+
+
+def link_dimension(grounding_id: uuid.UUID) -> str | None:
+    """The name of the Dimension of this link, or None if there is no such link."""
+    return _link_dimension[0](grounding_id) if _link_dimension else None
 
 
 def _actor_ref(actor) -> str:

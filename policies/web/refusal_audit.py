@@ -88,13 +88,7 @@ def audit_refused_request(request: Any, code: str, status_code: int) -> None:
     dimension = body.get("dimension") if isinstance(body, dict) else None
     try:
         if grounding_id is not None:
-            from grounding.models import GroundingLink
-
-            dimension = (
-                GroundingLink.objects.filter(pk=grounding_id)
-                .values_list("dimension__name", flat=True)
-                .first()
-            )
+            dimension = audit.link_dimension(grounding_id)
         audit.record_refusal(
             actor=actor,
             action=action,
