@@ -3,7 +3,8 @@
 Sources, passages and content are masters imported from WSP responses into a
 Dimension: the admin never edits them, and shows only the user's own Dimensions'
 evidence, as the reader (`policies.reader`, `evidence.reader`) discloses it.
-The import page calls `evidence.services.wsp_import.import_wsp_document` once per document.
+The import page runs `evidence.services.wsp_import.do_import_wsp_document` once per
+document, all in one transaction, each under `refusal_audited` (policies.actions).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -22,7 +24,8 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.reader import PASSAGE_READERS
-from evidence.services.wsp_import import import_wsp_document
+from evidence.services.wsp_import import ACTION, do_import_wsp_document, refusal_context
+from policies.actions import refusal_audited
 from policies.choices import DisclosableField, Role
 from policies.kernel.refusals import Refusal
 from policies.models import Dimension
@@ -230,8 +233,12 @@ def import_one(
 ) -> dict[str, Any]:
     if error is not None:
         return {"label": label, "ok": False, "code": "invalid_json", "detail": error}
+    kwargs = {"actor": actor, "document": document, "dimension": dimension}
     try:
-        result = import_wsp_document(actor=actor, document=document, dimension=dimension)
+        # A savepoint per document: a refused one rolls back its own writes only and
+        # leaves its refused event; the others stay imported.
+        with refusal_audited(ACTION, **refusal_context(kwargs)):
+            result = do_import_wsp_document(**kwargs)
     except Refusal as refusal:
         return {
             "label": label,
@@ -279,7 +286,6 @@ class RetrievalObservationAdmin(EvidenceReadOnlyAdmin):
         return Dimension.objects.filter(pk__in=ids, is_active=True)
 
     def import_view(self, request: HttpRequest) -> HttpResponse:
-        # Not wrapped in transaction.atomic: each import is its own durable transaction.
         if not self.has_import_permission(request):
             raise PermissionDenied
         results = None
@@ -288,9 +294,12 @@ class RetrievalObservationAdmin(EvidenceReadOnlyAdmin):
             if form.is_valid():
                 upload = form.cleaned_data["document"]
                 dimension = form.cleaned_data["dimension"]
-                results = [
-                    import_one(request.user, dimension, *item) for item in _documents(upload)
-                ]
+                # The upload is one transaction, as the admin's change forms' POSTs are;
+                # each document's body runs in it (import_one).
+                with transaction.atomic():
+                    results = [
+                        import_one(request.user, dimension, *item) for item in _documents(upload)
+                    ]
         else:
             form = WspImportForm(dimensions=self._curated(request))
         context = {

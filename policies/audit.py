@@ -1,8 +1,9 @@
 """Audit events: every operation, accepted or refused, writes exactly one.
 
 Accepted operations write their event inside their own transaction, so an applied
-change without its event cannot exist. Refusals roll their transaction back, so
-their event is written afterwards in a short transaction of its own.
+change without its event cannot exist. Refusals roll their writes back, so their
+event is written afterwards, by `policies.actions.audit_refusal` (the one writer of
+refused events; policies.actions says where it runs).
 """
 
 from __future__ import annotations
@@ -96,12 +97,6 @@ def record_many(*, actor, action: str, entries: list[dict[str, Any]]) -> list[Au
     for event in events:
         _mirror(event)
     return events
-
-
-def record_refusal(*, actor, action: str, code: str, **fields: Any) -> AuditEvent:
-    """Write the event of a refused operation, outside the rolled-back transaction."""
-    with transaction.atomic():
-        return record(actor=actor, action=action, outcome=AuditOutcome.REFUSED, code=code, **fields)
 
 
 def _mirror(event: AuditEvent) -> None:

@@ -1,14 +1,19 @@
 """Policy owners' operations: Dimensions, memberships, profiles and disclosure
-decisions. Each writes its audit event in the same transaction."""
+decisions. Each writes its audit event in the same transaction.
+
+Each is a body `do_<name>` and its public entry `<name>` (policies.actions). Their
+input comes from serializers, commands and the admin, and model validation
+(`full_clean`) judges it, so the entries screen nothing themselves.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.choices import ProfileStatus, Role
 from policies.disclosure import ALL_FIELDS, record_internal_decisions
 from policies.kernel.refusals import Offender, Refusal
@@ -23,8 +28,8 @@ def _save(obj, *, actor, reason: str) -> None:
     obj.save()
 
 
-@transaction.atomic
-def create_dimension(*, actor, values: dict[str, Any]) -> Dimension:
+@composable
+def do_create_dimension(*, actor, values: dict[str, Any]) -> Dimension:
     """A new Dimension, with the disclosure decisions its own staff need to work."""
     dimension = Dimension(**values)
     dimension.full_clean()
@@ -34,8 +39,8 @@ def create_dimension(*, actor, values: dict[str, Any]) -> Dimension:
     return dimension
 
 
-@transaction.atomic
-def grant_role(*, actor, dimension: Dimension, user, role: Role) -> DimensionMembership:
+@composable
+def do_grant_role(*, actor, dimension: Dimension, user, role: Role) -> DimensionMembership:
     membership = DimensionMembership.objects.filter(
         dimension=dimension, user=user, role=role
     ).first()
@@ -51,8 +56,8 @@ def grant_role(*, actor, dimension: Dimension, user, role: Role) -> DimensionMem
     return membership
 
 
-@transaction.atomic
-def revoke_role(*, actor, dimension: Dimension, user, role: Role) -> bool:
+@composable
+def do_revoke_role(*, actor, dimension: Dimension, user, role: Role) -> bool:
     """Remove the membership (its history keeps who held it); False if none was held."""
     membership = DimensionMembership.objects.filter(
         dimension=dimension, user=user, role=role
@@ -71,8 +76,8 @@ def revoke_role(*, actor, dimension: Dimension, user, role: Role) -> bool:
     return True
 
 
-@transaction.atomic
-def create_profile(*, actor, values: dict[str, Any]) -> Profile:
+@composable
+def do_create_profile(*, actor, values: dict[str, Any]) -> Profile:
     profile = Profile(**{**values, "status": ProfileStatus.DRAFT})
     profile.full_clean()
     _save(profile, actor=actor, reason="profile drafted")
@@ -80,8 +85,8 @@ def create_profile(*, actor, values: dict[str, Any]) -> Profile:
     return profile
 
 
-@transaction.atomic
-def publish_profile(*, actor, profile: Profile) -> Profile:
+@composable
+def do_publish_profile(*, actor, profile: Profile) -> Profile:
     """Publishing pins the profile: its content can never change afterwards."""
     if profile.status != ProfileStatus.DRAFT:
         raise Refusal("profile_not_draft", f"profile {profile.ref} is {profile.status}.")
@@ -92,8 +97,8 @@ def publish_profile(*, actor, profile: Profile) -> Profile:
     return profile
 
 
-@transaction.atomic
-def retire_profile(*, actor, profile: Profile) -> Profile:
+@composable
+def do_retire_profile(*, actor, profile: Profile) -> Profile:
     if profile.status != ProfileStatus.PUBLISHED:
         raise Refusal("profile_not_published", f"profile {profile.ref} is {profile.status}.")
     profile.status = ProfileStatus.RETIRED
@@ -103,8 +108,8 @@ def retire_profile(*, actor, profile: Profile) -> Profile:
     return profile
 
 
-@transaction.atomic
-def record_disclosure_decision(
+@composable
+def do_record_disclosure_decision(
     *, actor, dimension: Dimension, values: dict[str, Any]
 ) -> DisclosureDecision:
     require_role(actor, dimension, Role.ACCESS_STEWARD)
@@ -132,8 +137,8 @@ def record_disclosure_decision(
     return decision
 
 
-@transaction.atomic
-def revoke_disclosure_decision(*, actor, decision: DisclosureDecision, reason: str = "") -> None:
+@composable
+def do_revoke_disclosure_decision(*, actor, decision: DisclosureDecision, reason: str = "") -> None:
     """Revocation suppresses current display; past assessments and history stay as they were."""
     require_role(actor, decision.dimension, Role.ACCESS_STEWARD)
     if decision.revoked_at is not None:
@@ -147,3 +152,17 @@ def revoke_disclosure_decision(*, actor, decision: DisclosureDecision, reason: s
         dimension=decision.dimension,
         decision_ref=decision.decision_ref,
     )
+
+
+create_dimension = public_entry("create_dimension", do_create_dimension, screen=None)
+grant_role = public_entry("grant_role", do_grant_role, screen=None)
+revoke_role = public_entry("revoke_role", do_revoke_role, screen=None)
+create_profile = public_entry("create_profile", do_create_profile, screen=None)
+publish_profile = public_entry("publish_profile", do_publish_profile, screen=None)
+retire_profile = public_entry("retire_profile", do_retire_profile, screen=None)
+record_disclosure_decision = public_entry(
+    "record_disclosure_decision", do_record_disclosure_decision, screen=None
+)
+revoke_disclosure_decision = public_entry(
+    "revoke_disclosure_decision", do_revoke_disclosure_decision, screen=None
+)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.db.models import QuerySet
 
 from policies import governance
+from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal, pointer_join
 from policies.kernel.text import control_offenders
@@ -57,16 +57,19 @@ def _validation_refusal(error: ValidationError) -> Refusal:
     return Refusal("validation_error", "the request is not valid.", offenders=offenders)
 
 
-@transaction.atomic
-def create_dimension(*, actor, values: dict[str, Any]) -> Dimension:
+@composable
+def do_create_dimension(*, actor, values: dict[str, Any]) -> Dimension:
     """A new Dimension; its creator becomes its steward so it can be governed at all."""
     require_steward_anywhere(actor)
     try:
-        dimension = governance.create_dimension(actor=actor, values=values)
+        dimension = governance.do_create_dimension(actor=actor, values=values)
     except ValidationError as error:
         raise _validation_refusal(error) from None
-    governance.grant_role(actor=actor, dimension=dimension, user=actor, role=Role.STEWARD)
+    governance.do_grant_role(actor=actor, dimension=dimension, user=actor, role=Role.STEWARD)
     return dimension
+
+
+create_dimension = public_entry("create_dimension", do_create_dimension, screen=None)
 
 
 def dimensions_for(actor) -> QuerySet[Dimension]:

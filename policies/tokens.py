@@ -3,7 +3,8 @@
 The rows are django-rest-knox's `AuthToken`: `digest` is the SHA-512 of the key,
 `token_key` its first 15 characters (enough to name a token in a listing, far too
 few to use it), `expiry` when it stops working. The key itself exists only in the
-answer to `issue_token`. Issuing and revoking are audited like every operation.
+answer to `issue_token`. Issuing and revoking are audited like every operation:
+each is a body `do_<name>` and its public entry `<name>` (policies.actions).
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from knox.models import AuthToken
 from knox.settings import CONSTANTS
 
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.kernel.refusals import Offender, Refusal
 
 # Longest lifetime a token may be issued for; there are no tokens that never expire.
@@ -35,8 +36,8 @@ def default_ttl() -> timedelta:
     return timedelta(days=settings.GROUNDING_TOKEN_TTL_DAYS)
 
 
-@transaction.atomic
-def issue_token(*, actor, user, ttl: timedelta | None = None) -> IssuedToken:
+@composable
+def do_issue_token(*, actor, user, ttl: timedelta | None = None) -> IssuedToken:
     """A new key for `user`, valid for `ttl` (default GROUNDING_TOKEN_TTL_DAYS)."""
     ttl = default_ttl() if ttl is None else ttl
     if not timedelta(0) < ttl <= MAX_TTL:
@@ -64,8 +65,8 @@ def is_expired(token: AuthToken) -> bool:
     return token.expiry is not None and token.expiry <= timezone.now()
 
 
-@transaction.atomic
-def revoke_token(*, actor, token_key: str) -> AuthToken:
+@composable
+def do_revoke_token(*, actor, token_key: str) -> AuthToken:
     """Delete the token named by its `token_key` (as `list_tokens` shows it)."""
     if len(token_key) != CONSTANTS.TOKEN_KEY_LENGTH:
         raise Refusal("not_found", "no token has this key prefix.")
@@ -77,8 +78,8 @@ def revoke_token(*, actor, token_key: str) -> AuthToken:
     return token
 
 
-@transaction.atomic
-def revoke_tokens(*, actor, user, expired_only: bool = False) -> list[AuthToken]:
+@composable
+def do_revoke_tokens(*, actor, user, expired_only: bool = False) -> list[AuthToken]:
     """Delete all of `user`'s tokens (or only the expired ones)."""
     qs = tokens(user=user)
     if expired_only:
@@ -88,6 +89,12 @@ def revoke_tokens(*, actor, user, expired_only: bool = False) -> list[AuthToken]
     for token in revoked:
         _record_revocation(actor, token)
     return revoked
+
+
+# A key prefix is looked up as given (a wrong one is `not_found`): nothing to screen.
+issue_token = public_entry("issue_token", do_issue_token, screen=None)
+revoke_token = public_entry("revoke_token", do_revoke_token, screen=None)
+revoke_tokens = public_entry("revoke_tokens", do_revoke_tokens, screen=None)
 
 
 def _record_revocation(actor, token: AuthToken) -> None:

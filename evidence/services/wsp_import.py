@@ -7,6 +7,14 @@ imported in one transaction: the envelope becomes a RetrievalObservation, every
 observation a Passage with its literal text stored once per sha256 in Content.
 Many responses at once are decided as if imported one after another and the
 accepted ones written together in one transaction (the write: evidence.services.wsp_write).
+
+One document is the body `do_import_wsp_document` (inside its caller's transaction:
+the admin's import page runs many in one) and its public entry `import_wsp_document`
+(policies.actions). Many documents, `import_wsp_documents`, is deliberately not one
+transaction: refusals decided before the write are audited first, the accepted
+documents are written by the public entry `write_documents`, and when a concurrent
+import wins one of their executions each is imported by `import_wsp_document`, each
+committing on its own, as one by one.
 """
 
 from __future__ import annotations
@@ -22,11 +30,12 @@ from evidence.services.wsp_write import (
     LITERAL_FIELD,
     ImportResult,
     content_sha256,
+    do_write_documents,
     document_sha256,
     write_documents,
 )
 from evidence.wsp import document_error_code, validate_response
-from policies import audit
+from policies.actions import audit_refusal, composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.kernel.text import plausible_ref
@@ -38,9 +47,11 @@ __all__ = [
     "LITERAL_FIELD",
     "ImportResult",
     "content_sha256",
+    "do_import_wsp_document",
     "document_sha256",
     "import_wsp_document",
     "import_wsp_documents",
+    "refusal_context",
 ]
 
 
@@ -56,36 +67,56 @@ def import_dimension(actor, name: Any) -> Dimension:
     return dimension
 
 
-def import_wsp_document(*, actor, document: dict, dimension: Any = None) -> ImportResult:
+def refusal_context(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The refused event's fields: the Dimension imported into (as the import resolves
+    it, else the one given, when fit for the audit column) and the document's
+    execution id."""
+    actor, named = kwargs.get("actor"), kwargs.get("dimension")
+    try:
+        dimension: Any = import_dimension(actor, named)
+    except Refusal:
+        dimension = _audit_dimension(named)
+    return {
+        "actor": actor,
+        "dimension": dimension,
+        "references": {"execution_id": _execution_id(kwargs.get("document"))},
+    }
+
+
+@composable
+def do_import_wsp_document(*, actor, document: dict, dimension: Any = None) -> ImportResult:
     """Import one WSP v3 ResponseV3 into a Dimension; replay an identical one; refuse
     anything else.
 
     Refusals (`not_found`, `dimension_required`, `role_required`,
-    `wsp_contract_violation`, `banned_field`, `execution_conflict`) store nothing and
-    write a refused audit event.
+    `wsp_contract_violation`, `banned_field`, `execution_conflict`) store nothing;
+    the entry (or the caller's `refusal_audited`) writes their refused audit event.
     """
     execution_id = _execution_id(document)
-    named = dimension
+    dimension = import_dimension(actor, dimension)
+    digest = _validated_digest(document)
+    replay = _replay(dimension, execution_id, digest)
+    if replay is not None:
+        return replay
     try:
-        dimension = import_dimension(actor, dimension)
-        digest = _validated_digest(document)
-        replay = _replay(dimension, execution_id, digest)
-        if replay is not None:
-            return replay
-        try:
-            [result] = write_documents(
+        # A savepoint: a lost race leaves the transaction usable for the replay.
+        with transaction.atomic():
+            [result] = do_write_documents(
                 actor=actor, dimension=dimension, documents=[(document, digest)]
             )
-            return result
-        except IntegrityError:
-            # A concurrent import of the same execution won the unique execution_id.
-            replay = _replay(dimension, execution_id, digest)
-            if replay is None:
-                raise
-            return replay
-    except Refusal as refusal:
-        _record_refusal(actor, refusal, execution_id, _audit_dimension(dimension, named))
-        raise
+        return result
+    except IntegrityError:
+        # A concurrent import of the same execution won the unique execution_id.
+        replay = _replay(dimension, execution_id, digest)
+        if replay is None:
+            raise
+        return replay
+
+
+# WSP validation names every offender of a document (no screen before it).
+import_wsp_document = public_entry(
+    ACTION, do_import_wsp_document, context=refusal_context, screen=None
+)
 
 
 def import_wsp_documents(
@@ -111,7 +142,7 @@ def import_wsp_documents(
         # The Dimension is the same for every document: each is refused, as one by one.
         for index in range(len(documents)):
             outcomes[index] = Refusal(refusal.code, refusal.detail)
-        _record_refusals(actor, documents, list(range(len(documents))), outcomes, named)
+        _audit_refusals(actor, documents, list(range(len(documents))), outcomes, named)
         return outcomes
     digests = _validate_all(documents, outcomes)
     stored = {
@@ -133,7 +164,7 @@ def import_wsp_documents(
             first[execution_id] = index
     # Refusals decided so far hold whatever the write does: audited now.
     refused = [i for i, o in enumerate(outcomes) if isinstance(o, Refusal)]
-    _record_refusals(actor, documents, refused, outcomes, dimension)
+    _audit_refusals(actor, documents, refused, outcomes, dimension)
     if not first:
         return outcomes
     try:
@@ -165,7 +196,7 @@ def import_wsp_documents(
         else:
             outcomes[index] = _conflict(documents[index]["execution_id"])
     conflicts = [i for i in repeats if isinstance(outcomes[i], Refusal)]
-    _record_refusals(actor, documents, conflicts, outcomes, dimension)
+    _audit_refusals(actor, documents, conflicts, outcomes, dimension)
     return outcomes
 
 
@@ -225,30 +256,26 @@ def _conflict(execution_id: str) -> Refusal:
     )
 
 
-def _audit_dimension(dimension: Any, named: Any) -> Any:
-    """The Dimension a refused event names: the resolved one, or a plausible name."""
+def _audit_dimension(dimension: Any) -> Any:
+    """The Dimension a refused event names: a resolved one, or a plausible name."""
     if isinstance(dimension, Dimension):
         return dimension
-    return named if plausible_ref(named, 63) else None
+    return dimension if plausible_ref(dimension, 63) else None
 
 
-def _record_refusal(actor, refusal: Refusal, execution_id: str | None, dimension: Any) -> None:
-    audit.record_refusal(
-        actor=actor,
-        action=ACTION,
-        code=refusal.code,
-        dimension=dimension,
-        references={"execution_id": execution_id},
-    )
-
-
-def _record_refusals(
+def _audit_refusals(
     actor, documents: list, indices: list[int], outcomes: list, dimension: Any
 ) -> None:
     """One refused event per refused document, in one short transaction."""
     if not indices:
         return
-    where = _audit_dimension(dimension, dimension)
+    where = _audit_dimension(dimension)
     with transaction.atomic():
         for index in indices:
-            _record_refusal(actor, outcomes[index], _execution_id(documents[index]), where)
+            audit_refusal(
+                ACTION,
+                outcomes[index].code,
+                actor=actor,
+                dimension=where,
+                references={"execution_id": _execution_id(documents[index])},
+            )

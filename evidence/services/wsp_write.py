@@ -1,10 +1,11 @@
 """The write of WSP v3 imports: validated documents become rows, many per transaction.
 
-`write_documents` takes documents already validated, checked against the
+`do_write_documents` takes documents already validated, checked against the
 Dimension's stored executions and free of repeated execution ids, and writes
-them into that Dimension in one durable transaction with one statement per
+them into that Dimension, inside its caller's transaction, with one statement per
 table (envelopes, content, sources, passages with their history rows, audit
-events). What it stores, and the report of each
+events); `write_documents` is its public entry, one durable transaction
+(policies.actions). What it stores, and the report of each
 document, is what importing the documents one after another would give: content
 written by an earlier document counts as seen by a later one, and `duplicate_of`
 names the root of the earliest passage holding the same content in another
@@ -31,6 +32,7 @@ from evidence import import_hooks
 from evidence.choices import AccessLabel
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.kernel.bulk import insert_rows, insert_with_history
 from policies.models import Dimension
 
@@ -55,15 +57,15 @@ def content_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@transaction.atomic(durable=True)
-def write_documents(
+@composable
+def do_write_documents(
     *, actor, dimension: Dimension, documents: list[tuple[dict, str]]
 ) -> list[ImportResult]:
     """Write new, valid (document, digest) pairs of distinct executions into the
     Dimension; one result each.
 
     A unique violation (a concurrent import of one of the executions, or of one of
-    their new sources) raises IntegrityError and leaves nothing.
+    their new sources) raises IntegrityError and leaves nothing of them.
     """
     user = actor if getattr(actor, "pk", None) else None
     literals = [
@@ -143,6 +145,11 @@ def write_documents(
         ],
     )
     return results
+
+
+# The documents were validated (and their refusals audited) by the import: nothing to
+# screen. A refusal here is a hook's (a source change conflicting with a recorded one).
+write_documents = public_entry(ACTION, do_write_documents, screen=None)
 
 
 def _insert_content(contents: list[Content]) -> None:

@@ -1,8 +1,9 @@
 """Admin actions on grounding links. What a user may see is the reader's
 (`policies.reader`); these only write, through the services.
 
-Every action calls a service per link (each in its own durable transaction, which
-is why none of this may run inside an `atomic` block) and reports refusals by code.
+Every action calls an operation's public entry per link (policies.actions), so each
+link is a transaction of its own: a refused link is reported by its code and leaves
+the others done.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ The form never saves a model: it turns what the curator changed into the `change
 dict of `grounding.services.revise`, guarded by the revision the form was loaded at.
 Fields whose disclosable group is withheld from the curator are left out of the
 form entirely (and named as withheld by the page), so they can neither be read
-nor overwritten through it.
+nor overwritten through it. `RevisingForm` is the one the change page's POST
+validates: it makes the revision.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from grounding.admin.widgets import SchemaJSONField
 from grounding.choices import RecordState, SupportKind, UseBasis
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
 from grounding.reader import FIELD_PATHS
+from grounding.services import do_revise, refusal_context
+from policies.actions import refusal_audited, refuse_invalid, unstorable_input
 from policies.choices import DisclosableField as F
 from policies.kernel.refusals import Refusal
 
@@ -153,6 +156,61 @@ class LinkChangeForm(forms.Form):
                 both.append(name)
         data["loaded_revision"] = str(current["loaded_revision"])
         return data, both
+
+
+class RevisingForm(LinkChangeForm):
+    """The change form as Django's change view drives it (ModelAdmin.get_form): valid
+    exactly when `revise` accepts the edit.
+
+    Django's change view saves once the form is valid and logs and redirects after;
+    a link changes only through `revise`, whose refusal must come back as the form's
+    errors. So the revision is made while the form is validated (`clean`): revise's
+    body runs in the change view's transaction under `refusal_audited`, so a refusal
+    rolls back its own writes only, leaves its refused audit event (committed with
+    the page's transaction) and becomes errors here; `refusal` keeps it (the page
+    shows a revision_mismatch as a conflict) and `revised` the revised link.
+    """
+
+    def __init__(
+        self, data=None, files=None, *, instance: GroundingLink, actor, document: dict[str, Any]
+    ):
+        super().__init__(
+            data,
+            files,
+            initial=initial_from(document),
+            profile=instance.profile,
+            withheld=document["withheld"],
+        )
+        self.instance = instance  # what Django's change view hands on when valid
+        self.actor = actor
+        self.document = document
+        self.revised: GroundingLink | None = None
+        self.refusal: Refusal | None = None
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if not self.errors:
+            self._revise(cleaned)
+        return cleaned
+
+    def _revise(self, cleaned: dict[str, Any]) -> None:
+        kwargs = {
+            "actor": self.actor,
+            "grounding_id": self.instance.pk,
+            "expected_revision": cleaned["loaded_revision"],
+            "changes": self.changes(initial_from(self.document)),
+        }
+        try:
+            with refusal_audited("revise", **refusal_context(kwargs)):
+                # What the public entry would screen, before anything is looked up.
+                refuse_invalid(unstorable_input(kwargs))
+                self.revised = do_revise(**kwargs)
+        except Refusal as refusal:
+            self.refusal = refusal
+            if refusal.code == "revision_mismatch":
+                self.add_error(None, f"{refusal.detail} ({refusal.code})")
+            else:
+                self.add_refusal(refusal)
 
 
 def _as_data(field: forms.Field, value: Any) -> str:

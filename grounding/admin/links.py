@@ -9,6 +9,9 @@ revise it. Append-only records are read-only here.
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -16,7 +19,6 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from simple_history.admin import SimpleHistoryAdmin
 
-from grounding import services
 from grounding.admin.actions import (
     mark_for_recheck,
     run_builtin_resolver,
@@ -30,6 +32,7 @@ from grounding.admin.changes import (
 from grounding.admin.columns import link_columns, proposition
 from grounding.admin.forms import (
     LinkChangeForm,
+    RevisingForm,
     initial_from,
     revision_changes,
     revision_table,
@@ -122,7 +125,7 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
     def get_list_display(self, request: HttpRequest):
         return link_columns(request)
 
-    # -- the change page: a form whose save calls `revise`, never Model.save()
+    # -- the change page
 
     def get_urls(self):
         compare = self.admin_site.admin_view(self.compare_view)
@@ -147,74 +150,110 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
                 raise Http404("no readable grounding link has this id") from refusal
             raise PermissionDenied(refusal.detail) from refusal
 
+    def _page(self, request: HttpRequest, object_id: Any) -> tuple[GroundingLink, dict]:
+        """The link the change page shows and its document as the reader discloses it:
+        read once per request (the view, Django's get_object, get_form and
+        render_change_form all need it)."""
+        cached = getattr(request, "_grounding_change_page", None)
+        if cached is None or str(cached[0].pk) != str(object_id):
+            cached = self._readable_link(request, str(object_id))
+            request._grounding_change_page = cached
+        return cached
+
     def change_view(
         self, request: HttpRequest, object_id: str, form_url: str = "", extra_context=None
     ) -> HttpResponse:
-        # Replaces changeform_view, which wraps everything in transaction.atomic: the
-        # services run their own durable transaction and cannot be nested.
-        link, document = self._readable_link(request, object_id)
+        link, document = self._page(request, object_id)
         if link.record_state == RecordState.DISPOSED:
             return self._tombstone(request, link, document)
-        can_change = self.has_change_permission(request, link)
-        withheld = document["withheld"]
-        conflict = None
-        actions = allowed_actions(request, link, document)
-        acted = None
         action = request.POST.get("_action") if request.method == "POST" else None
         if action in FORMS:
-            # The services decide who may act; a refused action is shown by its code.
+            # Withdraw and assess are the services' to allow (a reviewer assesses what
+            # they may not revise), so they are not changes Django's change permission
+            # decides: each form calls its operation's public entry (no transaction is
+            # open yet), and a refused action is shown by its code.
             acted, done = run_action(request, action, link)
             if done:
                 self.message_user(request, done, messages.SUCCESS)
                 return HttpResponseRedirect(request.path)
             form = LinkChangeForm(
-                initial=initial_from(document), profile=link.profile, withheld=withheld
+                initial=initial_from(document), profile=link.profile, withheld=document["withheld"]
             )
-        elif request.method == "POST":
-            if not can_change:
-                raise PermissionDenied
-            form = LinkChangeForm(request.POST, profile=link.profile, withheld=withheld)
-            if form.is_valid():
-                loaded = form.cleaned_data["loaded_revision"]
-                try:
-                    revised = services.revise(
-                        actor=request.user,
-                        grounding_id=link.pk,
-                        expected_revision=loaded,
-                        changes=form.changes(initial_from(document)),
-                    )
-                except Refusal as refusal:
-                    if refusal.code != "revision_mismatch":
-                        form.add_refusal(refusal)
-                    else:
-                        form, conflict = self._conflict(request, link, document, form, loaded)
-                else:
-                    self.message_user(
-                        request, f"Saved as revision {revised.revision}.", messages.SUCCESS
-                    )
-                    return HttpResponseRedirect(request.path)
-        else:
-            form = LinkChangeForm(
-                initial=initial_from(document), profile=link.profile, withheld=withheld
-            )
+            return self._page_response(request, link, document, form, acted=(action, acted))
+        # The revise form goes through Django's change view, whose POST is one
+        # transaction; RevisingForm makes the revision in it (grounding.admin.forms).
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    # -- Django's change view, for a form whose save calls `revise`, never Model.save()
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field=None):
+        return self._page(request, object_id)[0]
+
+    def get_fields(self, request: HttpRequest, obj=None):
+        return list(LinkChangeForm.base_fields)
+
+    def get_form(self, request: HttpRequest, obj=None, change=False, **kwargs):
+        _, document = self._page(request, obj.pk)
+        return partial(RevisingForm, actor=request.user, document=document)
+
+    def save_form(self, request: HttpRequest, form: RevisingForm, change: bool):
+        return form.revised  # revise saved it while the form was validated
+
+    def save_model(self, request: HttpRequest, obj, form, change: bool) -> None:
+        pass  # saved by revise
+
+    def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
+        pass
+
+    def log_change(self, request: HttpRequest, obj, message) -> None:
+        pass  # the revision's audit event and history row record the change
+
+    def response_change(self, request: HttpRequest, obj: GroundingLink) -> HttpResponse:
+        self.message_user(request, f"Saved as revision {obj.revision}.", messages.SUCCESS)
+        return HttpResponseRedirect(request.path)
+
+    def render_change_form(
+        self, request: HttpRequest, context, add=False, change=False, form_url="", obj=None
+    ) -> HttpResponse:
+        link, document = self._page(request, obj.pk)
+        form, conflict = context["adminform"].form, None
+        if form.refusal is not None and form.refusal.code == "revision_mismatch":
+            form, conflict = self._conflict(request, link, document, form)
+        return self._page_response(request, link, document, form, conflict=conflict, base=context)
+
+    def _page_response(
+        self,
+        request: HttpRequest,
+        link: GroundingLink,
+        document: dict,
+        form,
+        *,
+        conflict=None,
+        acted: tuple[str, Any] | None = None,
+        base: dict | None = None,
+    ) -> TemplateResponse:
+        """The change page: the revise form, the page actions' forms (a refused
+        action's kept with its refusal), the review context."""
+        name, bound = acted or ("", None)
         context = {
+            **(base or {}),
             **self.admin_site.each_context(request),
             "title": f"Grounding link {link.grounding_id}",
             "opts": self.model._meta,
             "original": link,
             "document": document,
-            "withheld": withheld,
+            "withheld": document["withheld"],
             "form": form,
-            "can_change": can_change,
+            "can_change": self.has_change_permission(request, link),
             "conflict": conflict,
             "page_url": _page_url(link),
             "media": self.media + form.media,
             **_review_context(request, link, document),
             # A refused action's form stays on the page with the refusal's code.
-            "actions_allowed": actions | ({action} if acted is not None else set()),
-            "action_forms": action_forms(document, acted),
-            "acted": action if acted is not None else "",
-            **(extra_context or {}),
+            "actions_allowed": allowed_actions(request, link, document)
+            | ({name} if name else set()),
+            "action_forms": action_forms(document, bound),
+            "acted": name,
         }
         return TemplateResponse(request, "admin/grounding/groundinglink/change_form.html", context)
 
@@ -228,8 +267,9 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
         }
         return TemplateResponse(request, "admin/grounding/groundinglink/tombstone.html", context)
 
-    def _conflict(self, request, link, document, form, loaded: int):
+    def _conflict(self, request, link, document, form: RevisingForm):
         """Re-render with the curator's edits kept and what changed since named."""
+        loaded = form.cleaned_data["loaded_revision"]
         link.refresh_from_db()
         reader = reader_for(request)
         current_doc = reader.read(link)

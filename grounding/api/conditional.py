@@ -38,7 +38,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from grounding.models import GroundingLink
-from policies import audit
+from policies.actions import audit_refusal
 from policies.kernel.refusals import Offender, Refusal
 
 # Revisions are PositiveIntegerFields; nine digits keep any value inside them.
@@ -121,10 +121,10 @@ def expected_revision(
             if grounding_id is not None
             else None
         )
-        audit.record_refusal(
+        audit_refusal(
+            action,
+            refusal.code,
             actor=request.user,
-            action=action,
-            code=refusal.code,
             grounding_id=grounding_id,
             dimension=dimension,
         )

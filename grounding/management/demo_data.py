@@ -1,12 +1,13 @@
 """Demo evidence and links for `seed_demo`: one WSP v3 extract response and three
-links in different states, all written through the services."""
+links in different states, all written through the services' bodies, inside
+seed_demo's one transaction (policies.actions)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from evidence.models import Passage
-from evidence.services.wsp_import import import_wsp_document
+from evidence.services.wsp_import import do_import_wsp_document
 from evidence.wsp.builders import projected_text
 from grounding import services
 from grounding.models import GroundingLink
@@ -140,7 +141,7 @@ def _payload(passage: Passage, statement: str, exact: str) -> dict[str, Any]:
 
 
 def _assess(actor, link: GroundingLink, verdict: str, ref: str) -> None:
-    services.bind_assessment(
+    services.do_bind_assessment(
         actor=actor,
         grounding_id=link.pk,
         expected_revision=link.revision,
@@ -158,26 +159,27 @@ def _assess(actor, link: GroundingLink, verdict: str, ref: str) -> None:
 
 
 def load(*, curator, reviewer) -> int:
-    """Import the demo evidence and register three links; does nothing the second time."""
+    """Import the demo evidence and register three links, inside the caller's
+    transaction; does nothing the second time."""
     if GroundingLink.objects.filter(dimension__name="demo").exists():
         return 0
-    import_wsp_document(actor=curator, document=demo_wsp_response(), dimension="demo")
+    do_import_wsp_document(actor=curator, document=demo_wsp_response(), dimension="demo")
     bridge, minutes = (
         Passage.objects.get(execution_id=DEMO_EXECUTION, observation_id=f"att-demo-1:{i}")
         for i in range(2)
     )
-    visible = services.register(actor=curator, payload=_payload(bridge, "s1", "opened in 1932"))
-    services.record_anchor_observation(
+    visible = services.do_register(actor=curator, payload=_payload(bridge, "s1", "opened in 1932"))
+    services.do_record_anchor_observation(
         actor=curator, grounding_id=visible.pk, expected_revision=1, use_builtin_resolver=True
     )
     _assess(reviewer, GroundingLink.objects.get(pk=visible.pk), "supporting", "urn:eval:demo/1")
-    ambiguous = services.register(
+    ambiguous = services.do_register(
         actor=curator, payload=_payload(minutes, "s2", "the bridge opened in 1932")
     )
-    services.record_anchor_observation(
+    services.do_record_anchor_observation(
         actor=curator, grounding_id=ambiguous.pk, expected_revision=1, use_builtin_resolver=True
     )
-    disputed = services.register(actor=curator, payload=_payload(bridge, "s3", "steel arch"))
+    disputed = services.do_register(actor=curator, payload=_payload(bridge, "s3", "steel arch"))
     _assess(reviewer, disputed, "supporting", "urn:eval:demo/2")
     _assess(reviewer, GroundingLink.objects.get(pk=disputed.pk), "conflicting", "urn:eval:demo/3")
     return 3

@@ -15,7 +15,7 @@ from django.urls import NoReverseMatch, reverse
 from grounding.choices import RecordState
 from grounding.pages.quote import quote_marks
 from grounding.selectors import get_link, revision_rows
-from policies import audit
+from policies.actions import audit_refusal
 from policies.kernel.refusals import Refusal
 from policies.reader import reader_for
 
@@ -42,10 +42,10 @@ def grounding_page(request: HttpRequest, grounding_id) -> HttpResponse:
         link = get_link(grounding_id)
         document = reader_for(request).read(link)
     except Refusal as refusal:
-        audit.record_refusal(
+        audit_refusal(
+            "read",
+            refusal.code,
             actor=request.user,
-            action="read",
-            code=refusal.code,
             grounding_id=_uuid(grounding_id),
             references={"view": "grounding-page"},
         )

@@ -1,104 +1,67 @@
-"""What every operation shares: one durable transaction, the lock, the checks in a
-fixed order, the single revision bump, and the audit event of a refusal."""
+"""What every grounding operation shares: the refused event's fields, the link
+opened with its preconditions in a fixed order, the single revision bump.
+
+Each operation is a body `do_<name>` with its public entry `<name>`
+(`policies.actions`: the one write idiom); `refusal_context` is the entries'
+`context`.
+"""
 
 from __future__ import annotations
 
-import functools
 import uuid
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-from django.conf import settings
-from django.db import transaction
+from collections.abc import Iterable
+from typing import Any
 
 from grounding.choices import RecordState
 from grounding.display import AssessmentFacts, derive_display
 from grounding.models import Assessment, GroundingLink
-from policies import audit
-from policies.kernel.refusals import Offender, Refusal
-from policies.kernel.text import overlong_offenders, plausible_ref, unstorable_offenders
+from grounding.selectors import dimension_name_of
+from policies.actions import refuse_invalid
+from policies.choices import Role
+from policies.kernel.refusals import Refusal
+from policies.kernel.text import plausible_ref
+from policies.models import Dimension
+from policies.services import require_active, require_published, require_role
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def operation(action: str) -> Callable[[F], F]:
-    """Run a keyword-only service in one durable transaction; audit its refusals.
-
-    A refusal rolls back everything the operation wrote, then its audit event is
-    written in a short transaction of its own (ARCHITECTURE.md "Audit").
-    """
-
-    def decorate(fn: F) -> F:
-        @functools.wraps(fn)
-        def run(**kwargs: Any):
-            try:
-                refuse_invalid(_unstorable(kwargs))
-                with transaction.atomic(durable=True):
-                    return fn(**kwargs)
-            except Refusal as refusal:
-                _audit_refusal(action, refusal, kwargs)
-                raise
-
-        return run  # type: ignore[return-value]
-
-    return decorate
+__all__ = [
+    "assessment_facts",
+    "lock_link",
+    "open_link",
+    "refresh_display",
+    "refusal_context",
+    "refuse_invalid",
+    "require_not_withdrawn",
+    "require_revision",
+    "save_revision",
+    "save_tracked",
+]
 
 
-# Inputs whose strings are not stored as they are, so GROUNDING_MAX_STRING_LENGTH does
-# not bound them: from-citations' provider payload and passage texts (the 8 MiB body
-# limit does; every link they produce passes the per-value limits of registration).
-_UNBOUNDED_KWARGS = frozenset({"request"})
-
-
-def _unstorable(kwargs: dict[str, Any]) -> list[Offender]:
-    """Strings in the operation's input that no column can hold, located in the body
-    they came from (a bulk body is {"items": [...]}, any other is the value itself;
-    a string argument, such as a ref from the path, is `/<its name>`), and strings
-    longer than GROUNDING_MAX_STRING_LENGTH. Checked before any lookup: even a query
-    naming such a string fails."""
-    max_length = settings.GROUNDING_MAX_STRING_LENGTH
-    offenders: list[Offender] = []
-    for name, value in kwargs.items():
-        if isinstance(value, dict | list):
-            base = "/items" if name == "items" else ""
-        elif isinstance(value, str):
-            base = f"/{name}"
-        else:
-            continue
-        found = unstorable_offenders(value, base)
-        if name not in _UNBOUNDED_KWARGS:
-            found += overlong_offenders(value, max_length, base)
-        offenders += found
-    return offenders
-
-
-def _audit_refusal(action: str, refusal: Refusal, kwargs: dict[str, Any]) -> None:
+def refusal_context(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The refused event's fields from an operation's keyword arguments: the link it
+    names (and that link's Dimension), or the Dimension a body names, and the
+    revision it expected."""
     grounding_id = kwargs.get("grounding_id")
     dimension = kwargs.get("dimension")
     payload = kwargs.get("payload")
     named = payload.get("dimension") if isinstance(payload, dict) else None
     if dimension is None and plausible_ref(named, 63):
         dimension = named
+    if not isinstance(dimension, Dimension) and not plausible_ref(dimension, 63):
+        dimension = None
     if grounding_id is not None:
         try:
             grounding_id = uuid.UUID(str(grounding_id))
         except ValueError:
             grounding_id = None
     if grounding_id is not None and dimension is None:
-        dimension = (
-            GroundingLink.objects.filter(pk=grounding_id)
-            .values_list("dimension__name", flat=True)
-            .first()
-        )
-    audit.record_refusal(
-        actor=kwargs.get("actor"),
-        action=action,
-        code=refusal.code,
-        grounding_id=grounding_id,
-        dimension=dimension,
-        expected_revision=_as_int(kwargs.get("expected_revision")),
-        resulting_revision=None,
-    )
+        dimension = dimension_name_of(grounding_id)
+    return {
+        "actor": kwargs.get("actor"),
+        "grounding_id": grounding_id,
+        "dimension": dimension,
+        "expected_revision": _as_int(kwargs.get("expected_revision")),
+    }
 
 
 def _as_int(value: Any) -> int | None:
@@ -106,6 +69,36 @@ def _as_int(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**31:
         return value
     return None
+
+
+def open_link(
+    grounding_id: Any,
+    *,
+    actor,
+    roles: Iterable[Role],
+    expected_revision: int,
+    allow_retired: bool = False,
+    check_profile: bool = True,
+    live: bool = True,
+) -> GroundingLink:
+    """The link an operation changes, locked, with its preconditions checked in the
+    one order every operation refuses in: the link (FOR UPDATE), an active Dimension,
+    one of `roles` there, a published profile (or a retired one, `allow_retired`),
+    not withdrawn or disposed, and the expected revision.
+
+    Disposal passes `check_profile=False` (a lawful disposal does not depend on the
+    profile's status) and `live=False` (a withdrawn link may be disposed; a disposed
+    one is refused after the revision check, by disposal itself).
+    """
+    link = lock_link(grounding_id)
+    require_active(link.dimension)
+    require_role(actor, link.dimension, *roles)
+    if check_profile:
+        require_published(link.profile, allow_retired=allow_retired)
+    if live:
+        require_not_withdrawn(link)
+    require_revision(link, expected_revision)
+    return link
 
 
 def lock_link(grounding_id: Any) -> GroundingLink:
@@ -138,11 +131,6 @@ def require_not_withdrawn(link: GroundingLink) -> None:
         raise Refusal("link_disposed", "the link has been disposed; only its tombstone remains.")
     if link.record_state == RecordState.WITHDRAWN:
         raise Refusal("link_withdrawn", "the link is withdrawn; it can no longer change.")
-
-
-def refuse_invalid(offenders: list[Offender]) -> None:
-    if offenders:
-        raise Refusal("validation_error", "the request is not valid.", offenders=offenders)
 
 
 def assessment_facts(link: GroundingLink, assessments: list[Assessment]) -> list[AssessmentFacts]:

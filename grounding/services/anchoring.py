@@ -11,19 +11,17 @@ from evidence.offsets import nfc
 from grounding.choices import AnchorStatus, ResolutionState
 from grounding.models import AnchorObservation, GroundingLink
 from grounding.services._common import (
-    lock_link,
-    operation,
+    open_link,
     refresh_display,
+    refusal_context,
     refuse_invalid,
-    require_not_withdrawn,
-    require_revision,
     save_revision,
 )
 from grounding.values import structured
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
-from policies.services import require_active, require_published, require_role
 
 # Zero matches leave the state unknown unless the resolver says why.
 _REASONED_STATES = {
@@ -33,8 +31,8 @@ _REASONED_STATES = {
 }
 
 
-@operation("record_anchor_observation")
-def record_anchor_observation(
+@composable
+def do_record_anchor_observation(
     *,
     actor,
     grounding_id,
@@ -43,12 +41,13 @@ def record_anchor_observation(
     use_builtin_resolver: bool = False,
     reason: str = "",
 ) -> AnchorObservation:
-    link = lock_link(grounding_id)
-    require_active(link.dimension)
-    require_role(actor, link.dimension, Role.CURATOR, Role.REVIEWER)
-    require_published(link.profile, allow_retired=True)
-    require_not_withdrawn(link)
-    require_revision(link, expected_revision)
+    link = open_link(
+        grounding_id,
+        actor=actor,
+        roles=(Role.CURATOR, Role.REVIEWER),
+        expected_revision=expected_revision,
+        allow_retired=True,
+    )
 
     binding = link.current_passage
     if use_builtin_resolver:
@@ -90,6 +89,11 @@ def record_anchor_observation(
         references={"resolver_ref": record.resolver_ref, "observation_id": str(record.pk)},
     )
     return record
+
+
+record_anchor_observation = public_entry(
+    "record_anchor_observation", do_record_anchor_observation, context=refusal_context
+)
 
 
 def _run_builtin(link: GroundingLink) -> dict[str, Any]:

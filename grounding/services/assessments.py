@@ -9,19 +9,17 @@ from grounding.choices import DisplayState, RecheckState
 from grounding.models import Assessment
 from grounding.services import inputs
 from grounding.services._common import (
-    lock_link,
-    operation,
+    open_link,
     refresh_display,
+    refusal_context,
     refuse_invalid,
-    require_not_withdrawn,
-    require_revision,
     save_revision,
 )
 from grounding.values.timestamps import parse_rfc3339
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
-from policies.services import require_active, require_published, require_role
 
 ASSESSMENT_FIELDS = {
     "assessment_ref": "ref",
@@ -49,16 +47,13 @@ ASSESSMENT_REQUIRED = (
 )
 
 
-@operation("bind_assessment")
-def bind_assessment(
+@composable
+def do_bind_assessment(
     *, actor, grounding_id, expected_revision: int, assessment: dict[str, Any]
 ) -> Assessment:
-    link = lock_link(grounding_id)
-    require_active(link.dimension)
-    require_role(actor, link.dimension, Role.REVIEWER)
-    require_published(link.profile)
-    require_not_withdrawn(link)
-    require_revision(link, expected_revision)
+    link = open_link(
+        grounding_id, actor=actor, roles=(Role.REVIEWER,), expected_revision=expected_revision
+    )
 
     offenders = inputs.validate_group(
         "assessment",
@@ -130,6 +125,9 @@ def bind_assessment(
         references={"assessment_ref": record.assessment_ref, "verdict": record.verdict},
     )
     return record
+
+
+bind_assessment = public_entry("bind_assessment", do_bind_assessment, context=refusal_context)
 
 
 def _input_mismatches(link, assessed: dict[str, Any]) -> list[Offender]:

@@ -13,8 +13,10 @@ concurrent duplicate) resumes the remaining batches, so every affected link stil
 gets exactly one revision: a batch locks its links and skips those the notification
 has already revised, and a database constraint backs that up.
 
-Composable body: `notify_source_changes` runs inside its caller's transaction (the
-WSP import), applying every batch there.
+So `notify_change` is not one transaction but a sequence of public entries
+(`_open`, `_continue`, `_start`; policies.actions), each one durable transaction.
+`do_notify_source_changes` is a body: it runs inside its caller's transaction (the
+WSP import) and applies every batch there.
 """
 
 from __future__ import annotations
@@ -26,15 +28,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.utils import timezone
 
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
-from grounding.services._common import operation, refuse_invalid, save_tracked
+from grounding.services._common import refusal_context, refuse_invalid, save_tracked
 from grounding.services.fanout import BATCH_SIZE, apply_batch
 from grounding.values.timestamps import parse_rfc3339
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
 from policies.kernel.text import storable
@@ -58,8 +61,9 @@ class Outcome:
     created: bool
 
 
-@operation("notify_change")
-def _open(*, actor, payload: Any, batch_size: int) -> tuple[Outcome, Any]:
+@composable
+def _do_open(*, actor, payload: Any, batch_size: int) -> tuple[Outcome, Any]:
+    """The posted notification recorded with its first batch (or its replay)."""
     dimension, values = _validated(actor, payload)
     existing = (
         ChangeNotification.objects.select_for_update(of=("self",))
@@ -83,10 +87,10 @@ def _open(*, actor, payload: Any, batch_size: int) -> tuple[Outcome, Any]:
     return Outcome(notification, created=True), batch.cursor
 
 
-@operation("notify_change")
-def _continue(*, actor, notification_id, after, batch_size: int, scope=None):
-    """One further batch in its own transaction; the record's lock keeps two
-    resumers of the same notification from interleaving."""
+@composable
+def _do_continue(*, actor, notification_id, after, batch_size: int, scope=None):
+    """One further batch; the record's lock keeps two resumers of the same
+    notification from interleaving."""
     notification = (
         ChangeNotification.objects.select_for_update(of=("self",))
         .select_related("dimension")
@@ -100,17 +104,32 @@ def _continue(*, actor, notification_id, after, batch_size: int, scope=None):
     return notification, batch.cursor
 
 
+@composable
+def _do_start(*, actor, dimension: Dimension, values: dict[str, Any], scope, batch_size: int):
+    """A notification made here (not posted) recorded with its first batch."""
+    notification = _record(actor, dimension, values)
+    batch = apply_batch(notification, actor=actor, batch_size=batch_size, scope=scope)
+    if batch.is_final(batch_size):
+        _complete(notification, actor=actor)
+    return notification, batch.cursor
+
+
+# One durable transaction each. `_start`'s values are made here, never posted: there is
+# nothing to screen.
+_open = public_entry("notify_change", _do_open, context=refusal_context)
+_continue = public_entry("notify_change", _do_continue, context=refusal_context)
+_start = public_entry("notify_change", _do_start, context=refusal_context, screen=None)
+
+
 def fan_out(
     actor, dimension: Dimension, values: dict[str, Any], *, scope=None, batch_size=BATCH_SIZE
 ) -> ChangeNotification:
     """A notification made here (not posted: the review-deadline sweep), recorded with
     its first batch, then one transaction per further batch."""
-    with transaction.atomic(durable=True):
-        notification = _record(actor, dimension, values)
-        batch = apply_batch(notification, actor=actor, batch_size=batch_size, scope=scope)
-        if batch.is_final(batch_size):
-            _complete(notification, actor=actor)
-    return finish(actor, notification, after=batch.cursor, scope=scope, batch_size=batch_size)
+    notification, cursor = _start(
+        actor=actor, dimension=dimension, values=values, scope=scope, batch_size=batch_size
+    )
+    return finish(actor, notification, after=cursor, scope=scope, batch_size=batch_size)
 
 
 def finish(
@@ -144,7 +163,8 @@ def notify_change(*, actor, payload: Any, batch_size: int = BATCH_SIZE) -> Outco
     return outcome
 
 
-def notify_source_changes(
+@composable
+def do_notify_source_changes(
     *,
     actor,
     dimension: Dimension,
@@ -165,24 +185,23 @@ def notify_source_changes(
     require_active(dimension)
     require_role(actor, dimension, *NOTIFYING_ROLES)
     entries = []
-    with transaction.atomic(savepoint=False):
-        for canonical_url, change_ref, reason in changes:
-            values = {
+    for canonical_url, change_ref, reason in changes:
+        values = {
+            "change_ref": change_ref,
+            "kind": ChangeKind.SOURCE,
+            "subject_ref": canonical_url,
+            "observed_at": observed_at,
+            "reason": reason,
+        }
+        refuse_invalid(_value_offenders(values, pointer_base=""))
+        notification = record_and_apply(actor, dimension, values)
+        entries.append(
+            {
+                "canonical_url": canonical_url,
                 "change_ref": change_ref,
-                "kind": ChangeKind.SOURCE,
-                "subject_ref": canonical_url,
-                "observed_at": observed_at,
-                "reason": reason,
+                "affected": notification.affected,
             }
-            refuse_invalid(_value_offenders(values, pointer_base=""))
-            notification = record_and_apply(actor, dimension, values)
-            entries.append(
-                {
-                    "canonical_url": canonical_url,
-                    "change_ref": change_ref,
-                    "affected": notification.affected,
-                }
-            )
+        )
     return entries
 
 

@@ -22,30 +22,35 @@ from grounding.choices import RecheckState, RecordState
 from grounding.models import Disposal, GroundingLink, PassageBinding
 from grounding.services import inputs
 from grounding.services._common import (
-    lock_link,
-    operation,
+    open_link,
     refresh_display,
+    refusal_context,
     refuse_invalid,
-    require_revision,
     save_revision,
     save_tracked,
 )
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
-from policies.services import require_active, require_role
 
 DISPOSAL_FIELDS = {"receipt_ref": "ref", "policy_ref": "ref"}
 # Selector members that copy source text; positions and types are not payloads.
 _COPIED_SELECTOR_KEYS = ("exact", "prefix", "suffix", "value")
 
 
-@operation("dispose")
-def dispose(*, actor, grounding_id, expected_revision: int, disposal: dict[str, Any]) -> Disposal:
-    link = lock_link(grounding_id)
-    require_active(link.dimension)
-    require_role(actor, link.dimension, Role.ACCESS_STEWARD)
-    require_revision(link, expected_revision)
+@composable
+def do_dispose(
+    *, actor, grounding_id, expected_revision: int, disposal: dict[str, Any]
+) -> Disposal:
+    link = open_link(
+        grounding_id,
+        actor=actor,
+        roles=(Role.ACCESS_STEWARD,),
+        expected_revision=expected_revision,
+        check_profile=False,
+        live=False,
+    )
     if link.record_state == RecordState.DISPOSED:
         raise Refusal("link_disposed", "the link has already been disposed.")
     refuse_invalid(
@@ -84,6 +89,9 @@ def dispose(*, actor, grounding_id, expected_revision: int, disposal: dict[str, 
         references={"receipt_ref": record.receipt_ref},
     )
     return record
+
+
+dispose = public_entry("dispose", do_dispose, context=refusal_context)
 
 
 def purge_selector(selector: Any) -> Any:

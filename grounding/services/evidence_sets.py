@@ -10,7 +10,7 @@ from typing import Any
 from grounding.choices import MembershipRole, RecordState
 from grounding.models import EvidenceSet, EvidenceSetMembership, GroundingLink
 from grounding.services._common import (
-    operation,
+    refusal_context,
     refuse_invalid,
     require_not_withdrawn,
     save_revision,
@@ -18,6 +18,7 @@ from grounding.services._common import (
 )
 from grounding.services.inputs import validate_group, value_size_offenders
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
 from policies.kernel.text import control_offenders
@@ -34,8 +35,8 @@ SET_FIELDS = {
 }
 
 
-@operation("create_evidence_set")
-def create_evidence_set(*, actor, values: dict[str, Any]) -> EvidenceSet:
+@composable
+def do_create_evidence_set(*, actor, values: dict[str, Any]) -> EvidenceSet:
     offenders = _validate_shape(values)
     refuse_invalid(offenders)
     dimension = named_dimension(actor, values["dimension"])
@@ -78,8 +79,8 @@ def create_evidence_set(*, actor, values: dict[str, Any]) -> EvidenceSet:
     return evidence_set
 
 
-@operation("change_evidence_set")
-def change_evidence_set(
+@composable
+def do_change_evidence_set(
     *,
     actor,
     evidence_set_ref: str,
@@ -155,6 +156,14 @@ def change_evidence_set(
         references={"evidence_set_ref": evidence_set.evidence_set_ref, "links": touched},
     )
     return evidence_set
+
+
+create_evidence_set = public_entry(
+    "create_evidence_set", do_create_evidence_set, context=refusal_context
+)
+change_evidence_set = public_entry(
+    "change_evidence_set", do_change_evidence_set, context=refusal_context
+)
 
 
 def _lock_members(links: list[GroundingLink]) -> None:

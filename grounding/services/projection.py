@@ -13,16 +13,17 @@ from grounding.choices import ProjectionFormat, RecordState
 from grounding.models import Projection
 from grounding.reader import canonical_sha256, loss_report_for, tombstone
 from grounding.selectors import get_link
-from grounding.services._common import operation, require_revision
+from grounding.services._common import refusal_context, require_revision
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
 from policies.reader import reader_for
 from policies.services import require_active, require_published, require_role
 
 
-@operation("project")
-def project(
+@composable
+def do_project(
     *,
     actor,
     grounding_id,
@@ -112,6 +113,9 @@ def project(
         references={"projection_ref": record.projection_ref, "format": format},
     )
     return body
+
+
+project = public_entry("project", do_project, context=refusal_context)
 
 
 def _audit(actor, link, expected_revision: int | None, **fields: Any) -> None:

@@ -19,10 +19,11 @@ from grounding.choices import (
 )
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
 from grounding.services import inputs
-from grounding.services._common import operation, refuse_invalid
+from grounding.services._common import refusal_context, refuse_invalid
 from grounding.services.passages import Lookups, resolve_passage
 from grounding.values.timestamps import parse_rfc3339
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.bulk import insert_with_history
 from policies.kernel.identifiers import uuid7
@@ -65,8 +66,8 @@ class _Prepared:
     passage: PassageBinding
 
 
-@operation("register")
-def register(*, actor, payload: dict[str, Any]) -> GroundingLink:
+@composable
+def do_register(*, actor, payload: dict[str, Any]) -> GroundingLink:
     """Register one candidate link: record_state candidate, unassessed, revision 1."""
     prepared = _prepare(actor, payload, pointer="", lookups=Lookups())
     refuse_master_ref_conflicts([prepared], pointers=[""])
@@ -74,8 +75,8 @@ def register(*, actor, payload: dict[str, Any]) -> GroundingLink:
     return prepared.link
 
 
-@operation("register_bulk")
-def register_many(*, actor, items: list[dict[str, Any]]) -> list[GroundingLink]:
+@composable
+def do_register_many(*, actor, items: list[dict[str, Any]]) -> list[GroundingLink]:
     """Register all items or none, with bulk history rows (one per created row)."""
     if not isinstance(items, list) or not items:
         raise Refusal(
@@ -106,6 +107,10 @@ def register_many(*, actor, items: list[dict[str, Any]]) -> list[GroundingLink]:
     refuse_master_ref_conflicts(prepared, pointers=[f"/items/{i}" for i in range(len(items))])
     _write(prepared, actor=actor)
     return [p.link for p in prepared]
+
+
+register = public_entry("register", do_register, context=refusal_context)
+register_many = public_entry("register_bulk", do_register_many, context=refusal_context)
 
 
 def refuse_master_ref_conflicts(prepared: list[_Prepared], *, pointers: list[str]) -> None:

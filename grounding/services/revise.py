@@ -14,12 +14,10 @@ from grounding.choices import RecheckState, RecordState, ResolutionState
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
 from grounding.services import inputs
 from grounding.services._common import (
-    lock_link,
-    operation,
+    open_link,
     refresh_display,
+    refusal_context,
     refuse_invalid,
-    require_not_withdrawn,
-    require_revision,
     save_revision,
     save_tracked,
 )
@@ -27,9 +25,9 @@ from grounding.services.passages import Lookups, resolve_passage
 from grounding.services.register import DISCLOSURE_FIELDS, OWNER_REF_LENGTH
 from grounding.values.timestamps import parse_rfc3339
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
-from policies.services import require_active, require_published, require_role
 
 REVISE_FIELDS = {
     "statement",
@@ -53,16 +51,13 @@ CURATOR_RECHECK_STATES = {RecheckState.PENDING_REVIEW}
 SUPPORT_BASIS_FIELDS = ("support_kind", "support_scope", "support_limits")
 
 
-@operation("revise")
-def revise(
+@composable
+def do_revise(
     *, actor, grounding_id, expected_revision: int, changes: dict[str, Any]
 ) -> GroundingLink:
-    link = lock_link(grounding_id)
-    require_active(link.dimension)
-    require_role(actor, link.dimension, Role.CURATOR)
-    require_published(link.profile)
-    require_not_withdrawn(link)
-    require_revision(link, expected_revision)
+    link = open_link(
+        grounding_id, actor=actor, roles=(Role.CURATOR,), expected_revision=expected_revision
+    )
 
     if not isinstance(changes, dict):
         refuse_invalid([Offender("", "type", "the body must be an object.")])
@@ -116,6 +111,9 @@ def revise(
         references={"changed": sorted(set(touched)), "basis_changed": basis_changed},
     )
     return link
+
+
+revise = public_entry("revise", do_revise, context=refusal_context)
 
 
 def _validate(link: GroundingLink, changes: dict[str, Any]) -> list[Offender]:

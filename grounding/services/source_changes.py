@@ -18,7 +18,7 @@ from django.db.models import Q
 
 from grounding.choices import RecordState
 from grounding.models import GroundingLink
-from grounding.services.changes import notify_source_changes
+from grounding.services.changes import do_notify_source_changes
 
 EXTRACTED = "extracted_document"
 
@@ -57,7 +57,7 @@ def detect(actor, dimension, passages: list[tuple[int, Any]]) -> dict[int, list[
     if not changed:
         return {}
     urls = sorted(changed)
-    entries = notify_source_changes(
+    entries = do_notify_source_changes(
         actor=actor,
         dimension=dimension,
         changes=[

@@ -11,17 +11,15 @@ from grounding.choices import RecheckState, RecordState
 from grounding.models import Withdrawal
 from grounding.services import inputs
 from grounding.services._common import (
-    lock_link,
-    operation,
+    open_link,
     refresh_display,
+    refusal_context,
     refuse_invalid,
-    require_not_withdrawn,
-    require_revision,
     save_revision,
 )
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.choices import Role
-from policies.services import require_active, require_published, require_role
 
 WITHDRAWAL_FIELDS = {
     "reason": "ref",
@@ -31,16 +29,17 @@ WITHDRAWAL_FIELDS = {
 }
 
 
-@operation("withdraw")
-def withdraw(
+@composable
+def do_withdraw(
     *, actor, grounding_id, expected_revision: int, withdrawal: dict[str, Any]
 ) -> Withdrawal:
-    link = lock_link(grounding_id)
-    require_active(link.dimension)
-    require_role(actor, link.dimension, Role.ACCESS_STEWARD, Role.CURATOR)
-    require_published(link.profile, allow_retired=True)
-    require_not_withdrawn(link)
-    require_revision(link, expected_revision)
+    link = open_link(
+        grounding_id,
+        actor=actor,
+        roles=(Role.ACCESS_STEWARD, Role.CURATOR),
+        expected_revision=expected_revision,
+        allow_retired=True,
+    )
     refuse_invalid(
         inputs.validate_group(
             "withdrawal",
@@ -74,3 +73,6 @@ def withdraw(
         decision_ref=record.decision_ref or record.authority_ref,
     )
     return record
+
+
+withdraw = public_entry("withdraw", do_withdraw, context=refusal_context)

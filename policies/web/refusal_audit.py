@@ -1,11 +1,12 @@
 """The audit event of a refused request that no service audited.
 
-Services audit their own refusals (grounding.services._common.operation,
-conditional.expected_revision, the WSP import). What is refused before or around
-them — a body that does not parse or is too large or too deep, a serializer's
-validation, a policy endpoint's refusal, a database conflict, a crash — is audited
-here, once, by the API's exception handler: every refused request on an operation
-endpoint leaves an event with its code (ARCHITECTURE.md "Audit").
+Services audit their own refusals (their public entries, policies.actions;
+conditional.expected_revision). What is refused before or around them — a body that
+does not parse or is too large or too deep, a serializer's validation, a policy
+endpoint's refusal, a database conflict, a crash — is audited here, once, through
+the same writer (`policies.actions.audit_refusal`), by the API's exception handler:
+every refused request on an operation endpoint leaves an event with its code
+(ARCHITECTURE.md "Audit").
 
 Not audited: 401 and 429. An event per unauthenticated or throttled request would let
 anyone write audit rows at the rate they can send requests.
@@ -21,6 +22,7 @@ from django.http import HttpRequest
 from django.urls import Resolver404, resolve
 
 from policies import audit
+from policies.actions import audit_refusal
 from policies.kernel.request_context import refusal_noted
 from policies.kernel.text import plausible_ref
 
@@ -89,10 +91,10 @@ def audit_refused_request(request: Any, code: str, status_code: int) -> None:
     try:
         if grounding_id is not None:
             dimension = audit.link_dimension(grounding_id)
-        audit.record_refusal(
+        audit_refusal(
+            action,
+            code[:64],
             actor=actor,
-            action=action,
-            code=code[:64],
             grounding_id=grounding_id,
             dimension=dimension if plausible_ref(dimension, 63) else None,
         )

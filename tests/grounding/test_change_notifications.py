@@ -109,7 +109,7 @@ def test_notify_source_changes_runs_in_the_callers_transaction_and_reports(world
     bound = register(world, 2)
     unrelated = factories.make_passage("Unrelated.", dimension=world.dimension)
     with transaction.atomic():
-        entries = services.notify_source_changes(
+        entries = services.do_notify_source_changes(
             actor=world.curator,
             dimension=world.dimension,
             changes=[
@@ -127,7 +127,7 @@ def test_notify_source_changes_runs_in_the_callers_transaction_and_reports(world
         stored = GroundingLink.objects.get(pk=link.grounding_id)
         assert (stored.revision, stored.change_ref) == (2, "urn:wsp:change:a")
     # A replayed import reports the same and changes nothing.
-    again = services.notify_source_changes(
+    again = services.do_notify_source_changes(
         actor=world.curator,
         dimension=world.dimension,
         changes=[(world.passage.canonical_url, "urn:wsp:change:a", "extracted text differs")],
@@ -138,13 +138,13 @@ def test_notify_source_changes_runs_in_the_callers_transaction_and_reports(world
 
 def test_notify_source_changes_rolls_back_with_its_caller_on_a_conflict(world):
     register(world, 1)
-    services.notify_source_changes(
+    services.do_notify_source_changes(
         actor=world.curator,
         dimension=world.dimension,
         changes=[(world.passage.canonical_url, "urn:wsp:change:a", "first")],
     )
     with pytest.raises(Refusal) as refused, transaction.atomic():
-        services.notify_source_changes(
+        services.do_notify_source_changes(
             actor=world.curator,
             dimension=world.dimension,
             changes=[
@@ -159,7 +159,7 @@ def test_notify_source_changes_rolls_back_with_its_caller_on_a_conflict(world):
 
 def test_notify_source_changes_needs_a_curator_or_steward(world):
     with pytest.raises(Refusal) as refused:
-        services.notify_source_changes(
+        services.do_notify_source_changes(
             actor=world.reviewer,
             dimension=world.dimension,
             changes=[(world.passage.canonical_url, "urn:wsp:change:a", "x")],

@@ -1,7 +1,11 @@
 """Demo data exactly as docs/api.md describes: Dimension `demo`, profile
 `wm-mem-016@1.0.0`, one user per role with a token. Idempotent for the data; the
 tokens are stored hashed, so each run issues fresh ones (and revokes the demo
-users' earlier ones) to be able to print them."""
+users' earlier ones) to be able to print them.
+
+One transaction for the whole seed: every write is an operation's body
+(policies.actions), so a refusal (demo data the registry no longer accepts) leaves
+nothing half-seeded; its refused event is written after the rollback."""
 
 from __future__ import annotations
 
@@ -10,12 +14,13 @@ import os
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
-from django.db import transaction
 
 from grounding.choices import SupportKind
 from grounding.management import demo_data
 from policies import governance, tokens
+from policies.actions import refusal_audited
 from policies.choices import ProfileStatus, Role
+from policies.management.commands._operator import refusals_as_errors
 from policies.models import Dimension, Profile
 
 DIMENSION = {
@@ -53,13 +58,14 @@ class Command(BaseCommand):
         parser.add_argument("--no-links", action="store_true", help="Skip the demo links.")
 
     def handle(self, *args, **options):
-        payload, created_links = self._seed(options)
-        if not options["no_links"]:
-            # Demo links go through the services, each in its own durable transaction.
-            users = {
-                role: get_user_model().objects.get(username=name) for role, name in USERS.items()
-            }
-            created_links = demo_data.load(curator=users["curator"], reviewer=users["reviewer"])
+        with refusals_as_errors(), refusal_audited("seed_demo", actor=None, dimension="demo"):
+            payload, created_links = self._seed(options)
+            if not options["no_links"]:
+                users = {
+                    role: get_user_model().objects.get(username=name)
+                    for role, name in USERS.items()
+                }
+                created_links = demo_data.load(curator=users["curator"], reviewer=users["reviewer"])
         if options["json"]:
             self.stdout.write(json.dumps(payload))
             return
@@ -72,16 +78,15 @@ class Command(BaseCommand):
         if options["password"]:
             self.stdout.write(f"Admin login: any user above, password {options['password']!r}")
 
-    @transaction.atomic
     def _seed(self, options):
         dimension = Dimension.objects.filter(name=DIMENSION["name"]).first()
         if dimension is None:
-            dimension = governance.create_dimension(actor=None, values=DIMENSION)
+            dimension = governance.do_create_dimension(actor=None, values=DIMENSION)
         profile = Profile.objects.filter(name=PROFILE["name"], version=PROFILE["version"]).first()
         if profile is None:
-            profile = governance.create_profile(actor=None, values=PROFILE)
+            profile = governance.do_create_profile(actor=None, values=PROFILE)
         if profile.status == ProfileStatus.DRAFT:
-            governance.publish_profile(actor=None, profile=profile)
+            governance.do_publish_profile(actor=None, profile=profile)
         keys = {}
         User = get_user_model()
         for role, username in USERS.items():
@@ -93,7 +98,7 @@ class Command(BaseCommand):
             elif created:
                 user.set_unusable_password()
                 user.save()
-            governance.grant_role(actor=None, dimension=dimension, user=user, role=Role(role))
-            tokens.revoke_tokens(actor=None, user=user)
-            keys[role] = tokens.issue_token(actor=None, user=user).key
+            governance.do_grant_role(actor=None, dimension=dimension, user=user, role=Role(role))
+            tokens.do_revoke_tokens(actor=None, user=user)
+            keys[role] = tokens.do_issue_token(actor=None, user=user).key
         return {"dimension": dimension.name, "profile": profile.ref, "tokens": keys}, 0

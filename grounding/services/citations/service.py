@@ -1,6 +1,10 @@
 """register_from_citations: provider citations in, candidate links out, in one
 durable transaction. Records; never judges.
 
+The body `do_register_from_citations` composes two operations' bodies in that one
+transaction: `do_register_many` for the links and `do_record_anchor_observation`
+for the observations a provider's quote or span allows (policies.actions).
+
 Decisions (documented here because clients depend on them):
 - Each supported citation with a mapped passage becomes one candidate link
   (`use_basis` as the client states it, else `unknown`). A citation whose
@@ -42,8 +46,8 @@ from django.db import IntegrityError
 
 from evidence.models import Passage
 from grounding.models import GroundingLink
-from grounding.services._common import operation, refuse_invalid
-from grounding.services.anchoring import record_anchor_observation
+from grounding.services._common import refusal_context, refuse_invalid
+from grounding.services.anchoring import do_record_anchor_observation
 from grounding.services.citations import (
     anthropic,
     check_request,
@@ -54,8 +58,9 @@ from grounding.services.citations import (
 )
 from grounding.services.citations.plan import plan as plan_citation
 from grounding.services.citations.report import build_report, remap
-from grounding.services.register import register_many
+from grounding.services.register import do_register_many
 from policies import audit
+from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
 from policies.models import Dimension, Profile
@@ -86,12 +91,14 @@ def register_from_citations(*, actor, request: dict) -> tuple[dict, bool]:
         return _register(actor=actor, request=request, dimension=_str_or_none(dimension))
     except IntegrityError:
         # An identical request committed the same master_refs between our read and
-        # our insert; the second attempt finds them and replays.
+        # our insert; the second attempt (a new transaction) finds them and replays.
         return _register(actor=actor, request=request, dimension=_str_or_none(dimension))
 
 
-@operation("register_from_citations")
-def _register(*, actor, request: Any, dimension: str | None) -> tuple[dict, bool]:
+@composable
+def do_register_from_citations(*, actor, request: Any, dimension: str | None) -> tuple[dict, bool]:
+    """The request's links and observations; `dimension` is the name the request
+    gives (screened and audited like any string argument)."""
     offenders = check_request(request)
     if not isinstance(request, dict):
         refuse_invalid(offenders)
@@ -134,7 +141,7 @@ def _register(*, actor, request: Any, dimension: str | None) -> tuple[dict, bool
         plan.outcome = "replayed" if plan.master_ref in existing else "created"
     if new:
         try:
-            links = register_many.__wrapped__(actor=actor, items=[p.item for p in new])
+            links = do_register_many(actor=actor, items=[p.item for p in new])
         except Refusal as refusal:
             if refusal.code != "validation_error":
                 raise
@@ -143,7 +150,7 @@ def _register(*, actor, request: Any, dimension: str | None) -> tuple[dict, bool
             ) from refusal
         for plan, link in zip(new, links, strict=True):
             if plan.observation is not None:
-                record_anchor_observation.__wrapped__(
+                do_record_anchor_observation(
                     actor=actor,
                     grounding_id=link.grounding_id,
                     expected_revision=1,
@@ -151,7 +158,7 @@ def _register(*, actor, request: Any, dimension: str | None) -> tuple[dict, bool
                     reason="provider text checked at the converted span",
                 )
             elif plan.run_resolver:
-                record_anchor_observation.__wrapped__(
+                do_record_anchor_observation(
                     actor=actor,
                     grounding_id=link.grounding_id,
                     expected_revision=1,
@@ -171,6 +178,11 @@ def _register(*, actor, request: Any, dimension: str | None) -> tuple[dict, bool
         },
     )
     return report, bool(new)
+
+
+_register = public_entry(
+    "register_from_citations", do_register_from_citations, context=refusal_context
+)
 
 
 # -- the request

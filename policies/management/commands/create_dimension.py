@@ -12,9 +12,9 @@ import json
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from policies import governance
+from policies.actions import refusal_audited
 from policies.choices import Role
 from policies.management.commands._operator import refusals_as_errors, user_named
 from policies.models import Dimension
@@ -48,14 +48,16 @@ class Command(BaseCommand):
             raise CommandError(f"a Dimension {name!r} exists already")
         values = {"name": name, **{field: options[field] for field in REFS}}
         steward_user = user_named(steward) if steward else None
-        with refusals_as_errors(), transaction.atomic():
+        # Both bodies in one transaction (policies.actions): no Dimension without its
+        # steward; a refusal is audited after the rollback.
+        with refusals_as_errors(), refusal_audited("create_dimension", actor=None):
             try:
-                dimension = governance.create_dimension(actor=None, values=values)
+                dimension = governance.do_create_dimension(actor=None, values=values)
             except ValidationError as error:
                 fields = ", ".join(sorted(getattr(error, "error_dict", {"name": None})))
                 raise CommandError(f"not a valid Dimension: {fields}") from None
             if steward_user is not None:
-                governance.grant_role(
+                governance.do_grant_role(
                     actor=None, dimension=dimension, user=steward_user, role=Role.STEWARD
                 )
         decisions = list(dimension.disclosure_decisions.values_list("decision_ref", flat=True))

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
-from django.db import transaction
 
 from policies import governance
+from policies.actions import refusal_audited
 from policies.choices import Role
 from policies.management.commands._operator import (
     ROLE_CHOICES,
@@ -33,7 +33,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, username: str, role: str, dimension: str, create_user: bool, **_):
         target = dimension_named(dimension)
-        with refusals_as_errors(), transaction.atomic():
+        # The user and the grant in one transaction: grant_role's body (policies.actions).
+        with refusals_as_errors(), refusal_audited("grant_role", actor=None, dimension=target):
             if create_user:
                 user, created = get_user_model().objects.get_or_create(username=username)
                 if created:
@@ -41,5 +42,5 @@ class Command(BaseCommand):
                     user.save()
             else:
                 user = user_named(username)
-            governance.grant_role(actor=None, dimension=target, user=user, role=Role(role))
+            governance.do_grant_role(actor=None, dimension=target, user=user, role=Role(role))
         self.stdout.write(f"{username} is {role} in {target.name}.")
