@@ -8,8 +8,6 @@ every view of it: current, any revision, any projection.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from django.db.models import QuerySet
@@ -168,11 +166,6 @@ class LinkKind:
 
 def register() -> None:
     register_kind(GroundingLink, LinkKind())
-
-
-def canonical_sha256(document: Any) -> str:
-    data = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
 def loss_report_for(withheld: list[str]) -> list[dict[str, str]]:

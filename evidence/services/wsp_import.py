@@ -21,13 +21,12 @@ from evidence.services.wsp_write import (
     ACTION,
     LITERAL_FIELD,
     ImportResult,
-    content_sha256,
-    document_sha256,
     write_documents,
 )
 from evidence.wsp import document_error_code, validate_response
 from policies import audit
 from policies.choices import Role
+from policies.kernel.canonical import canonical_sha256
 from policies.kernel.refusals import Refusal
 from policies.kernel.text import plausible_ref
 from policies.models import Dimension
@@ -37,8 +36,6 @@ __all__ = [
     "ACTION",
     "LITERAL_FIELD",
     "ImportResult",
-    "content_sha256",
-    "document_sha256",
     "import_wsp_document",
     "import_wsp_documents",
 ]
@@ -189,7 +186,7 @@ def _validated_digest(document: Any) -> str:
             f"the WSP v3 response has {len(offenders)} contract offender(s); nothing stored.",
             offenders=offenders,
         )
-    return document_sha256(document)
+    return canonical_sha256(document)
 
 
 def _execution_id(document: Any) -> str | None:

@@ -31,6 +31,7 @@ from grounding.exports.canonical import (
     user_agent_iri,
 )
 from grounding.models import AnchorObservation, Assessment, Disposal, GroundingLink, Withdrawal
+from policies.kernel.canonical import canonical_json
 
 G = Namespace("urn:grounding:vocab#")
 MEDIA_TYPE = "text/turtle"
@@ -158,8 +159,7 @@ def _types(graph: Graph, node: URIRef, *classes: URIRef) -> None:
 
 
 def _json(value: Any) -> Literal:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return Literal(text, datatype=RDF.JSON)
+    return Literal(canonical_json(value), datatype=RDF.JSON)
 
 
 def _statement(graph: Graph, statement: dict[str, Any]) -> tuple[URIRef, int | None]:
