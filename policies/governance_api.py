@@ -84,8 +84,7 @@ def create_profile(*, actor, values: dict[str, Any]) -> Profile:
 
 
 def get_profile(ref: str) -> Profile:
-    name, _, version = ref.partition("@")
-    profile = Profile.objects.filter(name=name, version=version).first()
+    profile = Profile.by_ref(ref)
     if profile is None:
         raise Refusal("not_found", "no profile has this name@version.")
     return profile
