@@ -13,6 +13,7 @@ from policies.choices import ProfileStatus, Role
 from policies.disclosure import ALL_FIELDS, record_internal_decisions
 from policies.kernel.refusals import Offender, Refusal
 from policies.kernel.text import control_offenders
+from policies.memberships import forget_memberships
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
 from policies.services import require_role
 
@@ -48,6 +49,7 @@ def grant_role(*, actor, dimension: Dimension, user, role: Role) -> DimensionMem
             dimension=dimension,
             references={"user": user.get_username(), "role": str(role)},
         )
+        forget_memberships(user)
     return membership
 
 
@@ -62,6 +64,7 @@ def revoke_role(*, actor, dimension: Dimension, user, role: Role) -> bool:
     membership._history_user = actor if getattr(actor, "pk", None) else None
     membership._change_reason = f"revoked {role}"
     membership.delete()
+    forget_memberships(user)
     audit.record(
         actor=actor,
         action="revoke_role",

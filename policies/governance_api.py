@@ -16,6 +16,7 @@ from policies import governance
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal, pointer_join
 from policies.kernel.text import control_offenders
+from policies.memberships import memberships
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
 from policies.services import named_dimension, require_role
 
@@ -31,15 +32,14 @@ def require_steward_anywhere(actor) -> None:
     """Dimensions and profiles are created by a steward of some Dimension or a superuser."""
     if _is_superuser(actor):
         return
-    held = DimensionMembership.objects.filter(user=actor, role=Role.STEWARD).exists()
-    if not held:
+    if not memberships(actor).holding(Role.STEWARD):
         raise Refusal("role_required", "this operation needs the steward role in a Dimension.")
 
 
 def require_any_role(actor) -> None:
     if _is_superuser(actor):
         return
-    if not DimensionMembership.objects.filter(user=actor).exists():
+    if not memberships(actor).holding():
         raise Refusal("role_required", "this operation needs a role in some Dimension.")
 
 
