@@ -35,7 +35,6 @@ DATA_URI = re.compile(
 
 WHITESPACE_NORM = "whitespace_norm"
 TRUNCATION = "deterministic_truncation"
-SEGMENTATION = "mechanical_segmentation"
 IMAGE_REPLACE = "image_base64_replace"
 
 

@@ -37,7 +37,6 @@ G = Namespace("urn:grounding:vocab#")
 MEDIA_TYPE = "text/turtle"
 JSONLD_MEDIA_TYPE = "application/ld+json"
 SHAPES_PATH = Path(__file__).parent / "shapes" / "prov_shapes.ttl"
-SHAPES_REF = "urn:grounding:shapes:prov@1"
 # An inline context: parsing the JSON-LD back never needs the network.
 JSONLD_CONTEXT = {
     "prov": str(PROV),

@@ -106,8 +106,3 @@ def state_class(value: Any) -> str:
     """A CSS modifier for a state badge (tokens only; never arbitrary text)."""
     token = str(value or "none")
     return "badge-" + "".join(c if c.isalnum() else "-" for c in token)
-
-
-@register.filter
-def is_withheld(withheld: list[str] | None, name: str) -> bool:
-    return name in (withheld or [])

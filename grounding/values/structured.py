@@ -33,7 +33,6 @@ from policies.fastschema import Check, Unsupported, compile_schema
 from policies.kernel.refusals import Offender, pointer_join
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
-SCHEMA_ID_PREFIX = "urn:grounding:schema:"
 
 SCHEMA_NAMES: frozenset[str] = frozenset(p.stem for p in SCHEMA_DIR.glob("*.json"))
 

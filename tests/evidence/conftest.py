@@ -38,15 +38,6 @@ def _cached(name: str) -> dict:
     return _CACHE[name]
 
 
-@pytest.fixture(autouse=True)
-def _problem_handler(settings):
-    """Use the project's exception handler when configured, else the local stand-in."""
-    rest = dict(settings.REST_FRAMEWORK)
-    if "EXCEPTION_HANDLER" not in rest:
-        rest["EXCEPTION_HANDLER"] = "tests.evidence.problem_handler.exception_handler"
-        settings.REST_FRAMEWORK = rest
-
-
 @pytest.fixture
 def dimension(db) -> Dimension:
     dimension = Dimension.objects.create(
@@ -105,11 +96,6 @@ def extract_doc() -> dict:
 @pytest.fixture
 def cache_doc() -> dict:
     return load("cache_hit")
-
-
-@pytest.fixture
-def aggregate_doc() -> dict:
-    return load("aggregate")
 
 
 @pytest.fixture
