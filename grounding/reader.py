@@ -48,7 +48,7 @@ ALL_WITHHELD = sorted(FIELD_PATHS)
 
 
 def tombstone(link: GroundingLink) -> dict[str, Any]:
-    """All that remains readable of a disposed link (API.md)."""
+    """All that remains readable of a disposed link (docs/api.md "The link as read")."""
     disposal = Disposal.objects.filter(link_id=link.pk).first()
     return {
         "grounding_id": str(link.grounding_id),

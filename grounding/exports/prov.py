@@ -219,8 +219,8 @@ def _state(graph: Graph, node: URIRef, projection: dict[str, Any]) -> None:
 def _quotes(support: dict[str, Any]) -> bool:
     """prov:wasQuotedFrom is a derivation: it says the statement was made from the
     passage. Only a recorded generation input supports that; a post-generation or
-    unknown citation would turn a citation into a claim of use (ARCHITECTURE.md:
-    use_basis is recorded, never inferred)."""
+    unknown citation would turn a citation into a claim of use (use_basis is
+    recorded, never inferred)."""
     return (
         support.get("support_kind") == SupportKind.QUOTATION
         and support.get("use_basis") == UseBasis.GENERATION_INPUT
