@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, transaction
 from rest_framework.test import APIClient
 
+from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.wsp import validate_response
 from policies.disclosure import record_internal_decisions
-from policies.models import Dimension, DimensionMembership
+from policies.models import AuditEvent, Dimension, DimensionMembership
 from tests import factories
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -27,6 +28,36 @@ def load(name: str) -> dict:
 def offenders_of(document: object) -> list[tuple[str, str]]:
     """(pointer, code) of every offender, in the validator's order."""
     return [(o.pointer, o.code) for o in validate_response(document)]
+
+
+def counts() -> dict[str, int]:
+    """Rows of every evidence table an import writes, and its applied audit events."""
+    return {
+        "observations": RetrievalObservation.objects.count(),
+        "passages": Passage.objects.count(),
+        "passage_history": Passage.history.count(),
+        "content": Content.objects.count(),
+        "sources": Source.objects.count(),
+        "source_history": Source.history.count(),
+        "applied_audit": AuditEvent.objects.filter(outcome="applied").count(),
+    }
+
+
+def hold_execution(execution_id: str, held, release) -> None:
+    """In a transaction of this thread: an uncommitted envelope of `execution_id`,
+    holding its unique key until `release` is set, then rolled back. Sets `held` once
+    the row is written."""
+    with transaction.atomic():
+        RetrievalObservation.objects.create(
+            dimension=Dimension.objects.get(name="evidence-test"),
+            execution_id=execution_id,
+            capability="search",
+            status="ok",
+            document_sha256="0",
+        )
+        held.set()
+        release.wait(timeout=60)
+        transaction.set_rollback(True)
 
 
 _CACHE: dict[str, dict] = {}
