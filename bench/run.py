@@ -13,7 +13,6 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-PY = sys.executable
 # Its own database, dropped and recreated on each run unless BENCH_REUSE_DB=1.
 BENCH_DATABASE = os.environ.get("BENCH_DATABASE", "grounding_bench")
 

@@ -8,11 +8,11 @@ no Django, no I/O.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from evidence.offsets import nfc
+from policies.kernel.canonical import text_sha256
 
 RESOLVER_REF = "urn:grounding:resolver:builtin@1"
 
@@ -48,7 +48,7 @@ class Resolution:
 def resolve(selector: dict, text: str, *, segments: list[dict] | None = None) -> Resolution:
     """Resolve a W3C TextQuote/TextPosition selector or a WSP segment reference."""
     normalized = nfc(text)
-    digest = hashlib.sha256(normalized.encode("utf-8")).hexdigest()
+    digest = text_sha256(normalized)
     kind = selector.get("type") if isinstance(selector, dict) else None
     if kind == "TextQuoteSelector":
         return _counted(_quote_matches(selector, normalized), digest)

@@ -20,7 +20,7 @@ from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.reader import Reader, register_kind
 
-# Who reads passages directly (API.md "Evidence reads").
+# Who reads passages directly (docs/api.md "Evidence reads").
 PASSAGE_READERS = (Role.CURATOR, Role.STEWARD, Role.ACCESS_STEWARD)
 
 # Disclosable field -> the passage document's members it covers.

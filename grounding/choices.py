@@ -88,13 +88,6 @@ class RebindRequirement(models.TextChoices):
     REVIEW_REQUIRED = "review_required", "review required"
 
 
-class RelatedLinkRelation(models.TextChoices):
-    EQUIVALENT = "equivalent", "equivalent"
-    SUPERSEDES = "supersedes", "supersedes"
-    SUPERSEDED_BY = "superseded_by", "superseded by"
-    DISTINCT = "distinct", "intentionally distinct"
-
-
 class ProjectionFormat(models.TextChoices):
     NATIVE = "native", "native"
     WEB_ANNOTATION = "web-annotation", "W3C Web Annotation"

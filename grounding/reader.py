@@ -8,8 +8,6 @@ every view of it: current, any revision, any projection.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from django.db.models import QuerySet
@@ -50,7 +48,7 @@ ALL_WITHHELD = sorted(FIELD_PATHS)
 
 
 def tombstone(link: GroundingLink) -> dict[str, Any]:
-    """All that remains readable of a disposed link (API.md)."""
+    """All that remains readable of a disposed link (docs/api.md "The link as read")."""
     disposal = Disposal.objects.filter(link_id=link.pk).first()
     return {
         "grounding_id": str(link.grounding_id),
@@ -168,11 +166,6 @@ class LinkKind:
 
 def register() -> None:
     register_kind(GroundingLink, LinkKind())
-
-
-def canonical_sha256(document: Any) -> str:
-    data = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
 def loss_report_for(withheld: list[str]) -> list[dict[str, str]]:

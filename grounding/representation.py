@@ -1,4 +1,4 @@
-"""The link as a document (API.md "The link as read"), before disclosure.
+"""The link as a document (docs/api.md "The link as read"), before disclosure.
 
 Built from a link instance (current) or the instance a history row reproduces
 (`revisions/{n}`), plus the append-only records that existed at that revision.

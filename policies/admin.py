@@ -17,6 +17,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from policies import governance
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
+from policies.memberships import memberships
 from policies.models import (
     AuditEvent,
     Dimension,
@@ -28,16 +29,8 @@ from policies.web.admin_base import ReadOnlyAdminMixin
 
 
 def dimension_ids(request: HttpRequest) -> set[int]:
-    """Dimensions the user holds any role in, fetched once per request."""
-    cached = getattr(request, "_policy_dimension_ids", None)
-    if cached is None:
-        cached = set(
-            DimensionMembership.objects.filter(user_id=request.user.pk).values_list(
-                "dimension_id", flat=True
-            )
-        )
-        request._policy_dimension_ids = cached
-    return cached
+    """Dimensions the user holds any role in (`policies.memberships`: once per request)."""
+    return {d.pk for d in memberships(request.user).holding()}
 
 
 def _staff(request: HttpRequest) -> bool:
@@ -138,9 +131,7 @@ class DisclosureDecisionAdmin(GovernedAdmin):
     actions = ("revoke",)
 
     def has_revoke_permission(self, request: HttpRequest) -> bool:
-        return DimensionMembership.objects.filter(
-            user_id=request.user.pk, role=Role.ACCESS_STEWARD
-        ).exists()
+        return bool(memberships(request.user).holding(Role.ACCESS_STEWARD))
 
     @admin.action(description="Revoke selected decisions", permissions=["revoke"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[DisclosureDecision]) -> None:

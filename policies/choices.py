@@ -23,7 +23,7 @@ class AuditOutcome(models.TextChoices):
 
 
 class DisclosableField(models.TextChoices):
-    """Field names a disclosure decision can cover (API.md)."""
+    """Field names a disclosure decision can cover (docs/api.md "Disclosure decisions")."""
 
     STATEMENT = "statement", "statement"
     SUPPORT = "support", "support"

@@ -18,6 +18,7 @@ from policies.choices import ProfileStatus, Role
 from policies.disclosure import ALL_FIELDS, record_internal_decisions
 from policies.kernel.refusals import Offender, Refusal
 from policies.kernel.text import control_offenders
+from policies.memberships import forget_memberships
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
 from policies.services import require_role
 
@@ -53,6 +54,7 @@ def do_grant_role(*, actor, dimension: Dimension, user, role: Role) -> Dimension
             dimension=dimension,
             references={"user": user.get_username(), "role": str(role)},
         )
+        forget_memberships(user)
     return membership
 
 
@@ -67,6 +69,7 @@ def do_revoke_role(*, actor, dimension: Dimension, user, role: Role) -> bool:
     membership._history_user = actor if getattr(actor, "pk", None) else None
     membership._change_reason = f"revoked {role}"
     membership.delete()
+    forget_memberships(user)
     audit.record(
         actor=actor,
         action="revoke_role",

@@ -16,6 +16,7 @@ from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal, pointer_join
 from policies.kernel.text import control_offenders
+from policies.memberships import memberships
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
 from policies.services import named_dimension, require_role
 
@@ -31,15 +32,14 @@ def require_steward_anywhere(actor) -> None:
     """Dimensions and profiles are created by a steward of some Dimension or a superuser."""
     if _is_superuser(actor):
         return
-    held = DimensionMembership.objects.filter(user=actor, role=Role.STEWARD).exists()
-    if not held:
+    if not memberships(actor).holding(Role.STEWARD):
         raise Refusal("role_required", "this operation needs the steward role in a Dimension.")
 
 
 def require_any_role(actor) -> None:
     if _is_superuser(actor):
         return
-    if not DimensionMembership.objects.filter(user=actor).exists():
+    if not memberships(actor).holding():
         raise Refusal("role_required", "this operation needs a role in some Dimension.")
 
 
@@ -87,8 +87,7 @@ def create_profile(*, actor, values: dict[str, Any]) -> Profile:
 
 
 def get_profile(ref: str) -> Profile:
-    name, _, version = ref.partition("@")
-    profile = Profile.objects.filter(name=name, version=version).first()
+    profile = Profile.by_ref(ref)
     if profile is None:
         raise Refusal("not_found", "no profile has this name@version.")
     return profile

@@ -107,6 +107,12 @@ class Profile(models.Model):
     def ref(self) -> str:
         return f"{self.name}@{self.version}"
 
+    @classmethod
+    def by_ref(cls, ref: str) -> Profile | None:
+        """The profile a `name@version` reference names (the inverse of `ref`), or None."""
+        name, _, version = ref.partition("@")
+        return cls.objects.filter(name=name, version=version).first()
+
 
 class DimensionMembership(models.Model):
     """A user's role within one Dimension."""

@@ -1,12 +1,13 @@
 """The one per-user reader: every read of a link or a passage asks it.
 
 Think Sentry's `serialize(objects, user)`: a `Reader` knows who one user is in each
-Dimension (roles, fetched once) and which disclosure decisions cover them (fetched
-once per Dimension, recipient and purpose), and hands each object to the *kind*
-registered for its model (`grounding.reader` for links, `evidence.reader` for
-passages), which decides what of it the user may see. The REST API, the human
-pages, the admin, the exports and the management commands all read through
-`reader_for(request or user)`; none of them computes disclosure itself.
+Dimension (roles, from `policies.memberships`: once per request) and which
+disclosure decisions cover them (fetched once per Dimension, recipient and
+purpose), and hands each object to the *kind* registered for its model
+(`grounding.reader` for links, `evidence.reader` for passages), which decides what
+of it the user may see. The REST API, the human pages, the admin, the exports and
+the management commands all read through `reader_for(request or user)`; none of
+them computes disclosure itself.
 
 Rules every kind shares, written once here:
 - a resource of a Dimension where the user holds no role is `not_found`, exactly
@@ -30,7 +31,8 @@ from django.db.models import Model, Q, QuerySet
 from policies.choices import Role
 from policies.disclosure import PURPOSE_BY_ROLE, Coverage, coverage_for, valid_decisions
 from policies.kernel.refusals import Refusal
-from policies.models import Dimension, DimensionMembership, DisclosureDecision
+from policies.memberships import memberships
+from policies.models import Dimension, DisclosureDecision
 
 INTERNAL_PREFIX = "role:"
 
@@ -69,48 +71,24 @@ def _kind_of(model: type[Model]) -> Kind:
 
 
 class Reader:
-    """What one user may see. Build one per request (`reader_for`): it caches roles
-    and decisions for that request only, so a revoked decision or role takes effect
-    at the next request."""
+    """What one user may see. Build one per request (`reader_for`): it caches
+    decisions for that request only (roles: `policies.memberships`, on the request's
+    user), so a revoked decision or role takes effect at the next request."""
 
     def __init__(self, user) -> None:
         self.user = user
-        self._roles: dict[int, frozenset[str]] | None = None
-        self._dimensions: dict[int, Dimension] = {}
         self._decisions: dict[tuple, list[DisclosureDecision]] = {}
         self._listed: dict[tuple, tuple[frozenset[str] | None, ...]] = {}
         self._coverages: dict[tuple, Coverage] = {}
 
     # -- who the user is, per Dimension
 
-    @property
-    def authenticated(self) -> bool:
-        return bool(self.user is not None and getattr(self.user, "is_authenticated", False))
-
-    def _load_roles(self) -> dict[int, frozenset[str]]:
-        if self._roles is None:
-            held: dict[int, set[str]] = {}
-            if self.authenticated:
-                rows = DimensionMembership.objects.filter(user_id=self.user.pk).select_related(
-                    "dimension"
-                )
-                for membership in rows:
-                    held.setdefault(membership.dimension_id, set()).add(membership.role)
-                    self._dimensions[membership.dimension_id] = membership.dimension
-            self._roles = {k: frozenset(v) for k, v in held.items()}
-        return self._roles
-
     def roles(self, dimension_id: int | None) -> frozenset[str]:
-        return self._load_roles().get(dimension_id, frozenset())
+        return memberships(self.user).of(dimension_id)
 
     def dimensions(self, *roles: str) -> list[Dimension]:
         """Dimensions where the user holds one of `roles` (any role if none given)."""
-        wanted = {str(r) for r in roles}
-        return [
-            self._dimensions[pk]
-            for pk, held in self._load_roles().items()
-            if held and (not wanted or held & wanted)
-        ]
+        return memberships(self.user).holding(*roles)
 
     def holds(self, *roles: str, dimension_id: int | None = None) -> bool:
         """One of `roles` (any if none given), in the Dimension or in any."""

@@ -6,37 +6,18 @@ from typing import Any
 
 from policies.choices import ProfileStatus, Role
 from policies.kernel.refusals import Offender, Refusal
-from policies.models import Dimension, DimensionMembership, Profile
+from policies.memberships import memberships
+from policies.models import Dimension, Profile
 
 
-def roles_of(user, dimension: Dimension) -> set[str]:
-    if user is None or not getattr(user, "is_authenticated", False):
-        return set()
-    cache = getattr(user, "_dimension_roles", None)
-    if cache is None:
-        cache = {}
-        user._dimension_roles = cache
-    if dimension.pk not in cache:
-        cache[dimension.pk] = set(
-            DimensionMembership.objects.filter(user=user, dimension=dimension).values_list(
-                "role", flat=True
-            )
-        )
-    return cache[dimension.pk]
+def roles_of(user, dimension: Dimension) -> frozenset[str]:
+    """The user's roles in the Dimension (`policies.memberships`: once per request)."""
+    return memberships(user).of(dimension.pk)
 
 
 def dimensions_with_roles(user) -> list[Dimension]:
-    """Every Dimension the user holds a role in, loading their roles in one query
-    (and priming `roles_of`, so no per-Dimension query follows)."""
-    if user is None or not getattr(user, "is_authenticated", False):
-        return []
-    cache: dict = {}
-    dimensions: dict[int, Dimension] = {}
-    for membership in DimensionMembership.objects.filter(user=user).select_related("dimension"):
-        dimensions[membership.dimension_id] = membership.dimension
-        cache.setdefault(membership.dimension_id, set()).add(membership.role)
-    user._dimension_roles = cache
-    return list(dimensions.values())
+    """Every Dimension the user holds a role in."""
+    return memberships(user).holding()
 
 
 def require_role(user, dimension: Dimension, *roles: Role) -> None:
@@ -104,11 +85,7 @@ def dimension_named_or_only(user, name: Any, role: Role) -> Dimension:
         return dimension_for(user, name)
     if user is None or not getattr(user, "is_authenticated", False):
         raise Refusal("role_required", "authentication is required.")
-    held = list(
-        DimensionMembership.objects.filter(
-            user=user, role=str(role), dimension__is_active=True
-        ).select_related("dimension")[:2]
-    )
+    held = [d for d in memberships(user).holding(role) if d.is_active]
     if not held:
         raise Refusal("role_required", f"this operation needs the {role} role in a Dimension.")
     if len(held) > 1:
@@ -116,4 +93,4 @@ def dimension_named_or_only(user, name: Any, role: Role) -> Dimension:
             "dimension_required",
             f"name the Dimension (?dimension=): you hold the {role} role in several.",
         )
-    return held[0].dimension
+    return held[0]

@@ -167,6 +167,13 @@ def register_link(curator, dimension, profile, passage=None, **overrides):
     )
 
 
+def assess(reviewer, link) -> Any:
+    """The first assessment of `link` (at revision 1), by `reviewer`."""
+    return services.bind_assessment(
+        actor=reviewer, grounding_id=link.pk, expected_revision=1, assessment=assessment_body(1)
+    )
+
+
 def assessment_body(revision: int, **overrides) -> dict[str, Any]:
     body = {
         "assessment_ref": f"urn:eval:run-{next(_seq)}",

@@ -29,14 +29,13 @@ from evidence.services.wsp_write import (
     ACTION,
     LITERAL_FIELD,
     ImportResult,
-    content_sha256,
     do_write_documents,
-    document_sha256,
     write_documents,
 )
 from evidence.wsp import document_error_code, validate_response
 from policies.actions import audit_refusal, composable, public_entry
 from policies.choices import Role
+from policies.kernel.canonical import canonical_sha256
 from policies.kernel.refusals import Refusal
 from policies.kernel.text import plausible_ref
 from policies.models import Dimension
@@ -46,9 +45,7 @@ __all__ = [
     "ACTION",
     "LITERAL_FIELD",
     "ImportResult",
-    "content_sha256",
     "do_import_wsp_document",
-    "document_sha256",
     "import_wsp_document",
     "import_wsp_documents",
     "refusal_context",
@@ -220,7 +217,7 @@ def _validated_digest(document: Any) -> str:
             f"the WSP v3 response has {len(offenders)} contract offender(s); nothing stored.",
             offenders=offenders,
         )
-    return document_sha256(document)
+    return canonical_sha256(document)
 
 
 def _execution_id(document: Any) -> str | None:

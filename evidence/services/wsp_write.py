@@ -19,8 +19,6 @@ response reveals).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +32,7 @@ from evidence.models import Content, Passage, RetrievalObservation, Source
 from policies import audit
 from policies.actions import composable, public_entry
 from policies.kernel.bulk import insert_rows, insert_with_history
+from policies.kernel.canonical import text_sha256
 from policies.models import Dimension
 
 ACTION = "wsp_import"
@@ -45,16 +44,6 @@ LITERAL_FIELD = {"search_result": "snippet", "extracted_document": "text"}
 class ImportResult:
     report: dict[str, Any]
     created: bool
-
-
-def document_sha256(document: Any) -> str:
-    """sha256 of the canonical JSON of a document (keys sorted, compact, UTF-8)."""
-    canonical = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def content_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @composable
@@ -72,7 +61,7 @@ def do_write_documents(
         [obs[LITERAL_FIELD[obs["kind"]]] for obs in document["observations"]]
         for document, _ in documents
     ]
-    hashes = [[content_sha256(text) for text in texts] for texts in literals]
+    hashes = [[text_sha256(text) for text in texts] for texts in literals]
     every_hash = {sha for shas in hashes for sha in shas}
 
     # One query each: stored content, content this Dimension has seen, stored sources,

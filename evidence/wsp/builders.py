@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
 from typing import Any
+
+from policies.kernel.canonical import text_sha256
 
 
 def projected_text(text: str, observation_id: str, source_field: str) -> dict[str, Any]:
@@ -13,7 +14,7 @@ def projected_text(text: str, observation_id: str, source_field: str) -> dict[st
     nfc = unicodedata.normalize("NFC", text)
     return {
         "text": text,
-        "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "text_sha256": text_sha256(text),
         "origin": "provider",
         "provenance": {
             "observation_id": observation_id,

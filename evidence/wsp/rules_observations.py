@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from evidence.wsp.context import DocumentIndex, as_list
+from policies.kernel.canonical import canonical_json
 from policies.kernel.refusals import Offender, pointer_join
 
 PROVIDER_FIELDS_MAX_BYTES = 4096
@@ -29,9 +29,7 @@ PRESENCE = {"search_result": ("snippet", "text"), "extracted_document": ("text",
 
 def serialized_size(value: Any) -> int:
     """UTF-8 bytes of the compact, key-sorted JSON form (the contract's size measure)."""
-    return len(
-        json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode()
-    )
+    return len(canonical_json(value).encode())
 
 
 def observation_offenders(document: dict, index: DocumentIndex) -> Iterator[Offender]:

@@ -21,11 +21,11 @@ whatever order they are listed in.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator
 
 from evidence.offsets import nfc
+from policies.kernel.canonical import text_sha256
 from policies.kernel.refusals import Offender, pointer_join
 from policies.kernel.text import storable
 
@@ -35,12 +35,7 @@ DATA_URI = re.compile(
 
 WHITESPACE_NORM = "whitespace_norm"
 TRUNCATION = "deterministic_truncation"
-SEGMENTATION = "mechanical_segmentation"
 IMAGE_REPLACE = "image_base64_replace"
-
-
-def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def whitespace_norm(text: str) -> str:
@@ -105,7 +100,7 @@ def segment_offenders(projected: dict, base: str) -> Iterator[Offender]:
     if not storable(text):
         return  # unstorable_character already names it; it has no UTF-8 digest
     digest = projected.get("text_sha256")
-    if isinstance(digest, str) and digest != sha256_hex(text):
+    if isinstance(digest, str) and digest != text_sha256(text):
         yield Offender(
             pointer_join(base, "text_sha256"),
             "text_sha256_mismatch",

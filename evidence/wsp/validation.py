@@ -68,7 +68,7 @@ def _conforms(document: object) -> bool:
 
 
 def validate_response(document: object) -> list[Offender]:
-    """Every offender of `document` against WSP v3 Amendment 002 and design/WSP.md."""
+    """Every offender of `document` against WSP v3 Amendment 002 and docs/wsp.md."""
     # A clean document (the common case) skips the pointer-building scans.
     clean = nothing_banned_or_unstorable(document)
     banned, synthesis = ([], []) if clean else banned_scan(document)

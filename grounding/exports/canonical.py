@@ -9,13 +9,12 @@ carries more than the format shows plus what the loss report says it dropped.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
-from grounding.reader import canonical_sha256
+from policies.kernel.canonical import text_sha256
 from policies.kernel.refusals import Refusal
 
 # RFC 3986 absolute IRI: a scheme, a colon and no whitespace. Refs supplied by
@@ -135,7 +134,7 @@ def ntriples_sha256(ntriples: str) -> str:
     """sha256 of sorted, de-duplicated N-Triples lines: a canonical form for graphs
     without blank nodes (the PROV export mints IRIs for every node)."""
     lines = sorted({line.strip() for line in ntriples.splitlines() if line.strip()})
-    return hashlib.sha256(("\n".join(lines) + "\n").encode("utf-8")).hexdigest()
+    return text_sha256("\n".join(lines) + "\n")
 
 
 def envelope(
@@ -159,7 +158,6 @@ def envelope(
 __all__ = [
     "DEFAULT_ROLE_MAP",
     "W3C_SELECTOR_TYPES",
-    "canonical_sha256",
     "envelope",
     "iri_for",
     "is_absolute_iri",

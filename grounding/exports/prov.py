@@ -31,12 +31,12 @@ from grounding.exports.canonical import (
     user_agent_iri,
 )
 from grounding.models import AnchorObservation, Assessment, Disposal, GroundingLink, Withdrawal
+from policies.kernel.canonical import canonical_json
 
 G = Namespace("urn:grounding:vocab#")
 MEDIA_TYPE = "text/turtle"
 JSONLD_MEDIA_TYPE = "application/ld+json"
 SHAPES_PATH = Path(__file__).parent / "shapes" / "prov_shapes.ttl"
-SHAPES_REF = "urn:grounding:shapes:prov@1"
 # An inline context: parsing the JSON-LD back never needs the network.
 JSONLD_CONTEXT = {
     "prov": str(PROV),
@@ -158,8 +158,7 @@ def _types(graph: Graph, node: URIRef, *classes: URIRef) -> None:
 
 
 def _json(value: Any) -> Literal:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return Literal(text, datatype=RDF.JSON)
+    return Literal(canonical_json(value), datatype=RDF.JSON)
 
 
 def _statement(graph: Graph, statement: dict[str, Any]) -> tuple[URIRef, int | None]:
@@ -220,8 +219,8 @@ def _state(graph: Graph, node: URIRef, projection: dict[str, Any]) -> None:
 def _quotes(support: dict[str, Any]) -> bool:
     """prov:wasQuotedFrom is a derivation: it says the statement was made from the
     passage. Only a recorded generation input supports that; a post-generation or
-    unknown citation would turn a citation into a claim of use (ARCHITECTURE.md:
-    use_basis is recorded, never inferred)."""
+    unknown citation would turn a citation into a claim of use (use_basis is
+    recorded, never inferred)."""
     return (
         support.get("support_kind") == SupportKind.QUOTATION
         and support.get("use_basis") == UseBasis.GENERATION_INPUT

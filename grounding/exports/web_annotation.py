@@ -14,7 +14,6 @@ from typing import Any
 
 from grounding.choices import DisplayState
 from grounding.exports.canonical import (
-    canonical_sha256,
     envelope,
     iri_for,
     is_absolute_iri,
@@ -26,6 +25,7 @@ from grounding.exports.canonical import (
     role_map,
 )
 from grounding.models import GroundingLink
+from policies.kernel.canonical import canonical_sha256
 
 MEDIA_TYPE = 'application/ld+json; profile="http://www.w3.org/ns/anno.jsonld"'
 ANNO_CONTEXT = "http://www.w3.org/ns/anno.jsonld"

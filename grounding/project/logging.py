@@ -1,7 +1,7 @@
 """JSON-lines log formatting: one JSON object per record, carrying the request id.
 
 Used by `settings.LOGGING` for everything written to stdout. Messages are the
-caller's text; callers must not log protected source text (ARCHITECTURE.md, Audit).
+caller's text; callers must not log protected source text.
 """
 
 from __future__ import annotations

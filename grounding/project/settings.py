@@ -238,7 +238,7 @@ WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 WHITENOISE_AUTOREFRESH = not STATIC_MANIFEST
 LOGIN_URL = "admin:login"
 
-# Requests larger than this are refused before any view runs (API.md: 8 MiB).
+# Requests larger than this (8 MiB unless set) are refused before any view runs.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("GROUNDING_MAX_BODY_BYTES", default=8 * 1024 * 1024)
 # Input bounds (README "Settings"): refused with 400 and a pointer naming the limit.
 # Deeper JSON bodies are refused by the parser, before any view or validator recurses.
@@ -285,11 +285,11 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "grounding.api.schema.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
-    # All bodies are JSON (API.md); the parser enforces DATA_UPLOAD_MAX_MEMORY_SIZE (413).
+    # All bodies are JSON (docs/api.md); the parser enforces DATA_UPLOAD_MAX_MEMORY_SIZE (413).
     "DEFAULT_PARSER_CLASSES": ["policies.web.parsers.LimitedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "policies.web.errors.problem_exception_handler",
-    # `format` is a query parameter of the projection (API.md), not a renderer switch.
+    # `format` is a query parameter of the projection (docs/api.md), not a renderer switch.
     "URL_FORMAT_OVERRIDE": None,
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 50,

@@ -27,8 +27,7 @@ class Lookups:
 
     def profile(self, ref: str) -> Profile | None:
         if ref not in self.profiles:
-            name, _, version = ref.partition("@")
-            self.profiles[ref] = Profile.objects.filter(name=name, version=version).first()
+            self.profiles[ref] = Profile.by_ref(ref)
         return self.profiles[ref]
 
     def preload_passages(self, ids: list[str]) -> None:

@@ -11,12 +11,13 @@ from typing import Any
 
 from grounding.choices import ProjectionFormat, RecordState
 from grounding.models import Projection
-from grounding.reader import canonical_sha256, loss_report_for, tombstone
+from grounding.reader import loss_report_for, tombstone
 from grounding.selectors import get_link
 from grounding.services._common import refusal_context, require_revision
 from policies import audit
 from policies.actions import composable, public_entry
 from policies.choices import Role
+from policies.kernel.canonical import canonical_sha256
 from policies.kernel.refusals import Offender, Refusal
 from policies.reader import reader_for
 from policies.services import require_active, require_published, require_role

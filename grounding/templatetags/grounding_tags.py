@@ -6,7 +6,6 @@ Source text is data: every piece of it goes through `escape`/`format_html`, and
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 from typing import Any
@@ -16,6 +15,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from evidence.offsets import nfc
+from policies.kernel.canonical import text_sha256
 
 register = template.Library()
 
@@ -36,8 +36,7 @@ def anchor_applies(text: str | None, anchor_result: dict | None) -> bool:
     """Whether the recorded matches were computed over this very text (NFC digest)."""
     if not text or not isinstance(anchor_result, dict):
         return False
-    digest = hashlib.sha256(nfc(text).encode("utf-8")).hexdigest()
-    return anchor_result.get("text_sha256") == digest
+    return anchor_result.get("text_sha256") == text_sha256(nfc(text))
 
 
 @register.filter
@@ -107,8 +106,3 @@ def state_class(value: Any) -> str:
     """A CSS modifier for a state badge (tokens only; never arbitrary text)."""
     token = str(value or "none")
     return "badge-" + "".join(c if c.isalnum() else "-" for c in token)
-
-
-@register.filter
-def is_withheld(withheld: list[str] | None, name: str) -> bool:
-    return name in (withheld or [])

@@ -33,7 +33,6 @@ from policies.fastschema import Check, Unsupported, compile_schema
 from policies.kernel.refusals import Offender, pointer_join
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
-SCHEMA_ID_PREFIX = "urn:grounding:schema:"
 
 SCHEMA_NAMES: frozenset[str] = frozenset(p.stem for p in SCHEMA_DIR.glob("*.json"))
 
@@ -207,13 +206,7 @@ def _validate(
     pointer: str = "",
     profile_schema: dict | None = None,
 ) -> list[Offender]:
-    """Every offender of ``value`` against the schema ``name`` (empty when valid).
-
-    ``pointer`` locates ``value`` in the enclosing document (for example
-    ``/statement/answer_selector``). ``profile_schema`` is a stricter schema pinned
-    by an adoption profile; its failures are reported with the code prefix
-    ``profile.``. Raises KeyError for an unknown ``name``.
-    """
+    """What `validate` returns, computed without its memo."""
     validator = _validator(name)
     too_deep = _too_deep(value, pointer)
     if too_deep is not None:  # refuse before the recursive validator can exhaust the stack

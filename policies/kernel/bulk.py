@@ -61,6 +61,12 @@ def insert_rows(model: type[models.Model], objs: Sequence[models.Model]) -> None
     _mark_saved(objs, using)
 
 
+def _history_write(model: type[models.Model], date: datetime | None):
+    """Where a history-keeping write of `model` goes, its history model, and its time."""
+    using = router.db_for_write(model)
+    return using, connections[using], _history_model(model), date or timezone.now()
+
+
 def insert_with_history(
     model: type[models.Model],
     objs: Sequence[models.Model],
@@ -72,10 +78,7 @@ def insert_with_history(
     """Insert new tracked `objs` and one "+" history row each, as `save()` would."""
     if not objs:
         return
-    using = router.db_for_write(model)
-    connection = connections[using]
-    history_model = _history_model(model)
-    when = date or timezone.now()
+    using, connection, history_model, when = _history_write(model, date)
     if not _direct(connection, model, objs):
         model._default_manager.using(using).bulk_create(objs)
         # simple-history's own bulk path, per-object overrides included.
@@ -110,10 +113,7 @@ def update_with_history(
     """
     if not objs:
         return
-    using = router.db_for_write(model)
-    connection = connections[using]
-    history_model = _history_model(model)
-    when = date or timezone.now()
+    using, connection, history_model, when = _history_write(model, date)
     if connection.vendor != "postgresql":
         for obj in objs:
             obj._history_user = user

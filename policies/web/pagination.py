@@ -1,4 +1,4 @@
-"""The lists' cursor pagination (API.md "Lists"): `cursor` and `page_size`.
+"""The lists' cursor pagination (docs/api.md "Lists"): `cursor` and `page_size`.
 
 DRF falls back to the default page size for a page_size it cannot read; here such a
 value is refused (400 validation_error), so what the OpenAPI description says of

@@ -5,8 +5,7 @@ conditional.expected_revision). What is refused before or around them — a body
 does not parse or is too large or too deep, a serializer's validation, a policy
 endpoint's refusal, a database conflict, a crash — is audited here, once, through
 the same writer (`policies.actions.audit_refusal`), by the API's exception handler:
-every refused request on an operation endpoint leaves an event with its code
-(ARCHITECTURE.md "Audit").
+every refused request on an operation endpoint leaves an event with its code.
 
 Not audited: 401 and 429. An event per unauthenticated or throttled request would let
 anyone write audit rows at the rate they can send requests.

@@ -11,6 +11,13 @@ TEXT = "The bridge opened in 1932. It spans the river."
 SHA = hashlib.sha256(unicodedata.normalize("NFC", TEXT).encode()).hexdigest()
 
 
+def post_observation(world, link, observation: dict):
+    """POST `observation` as the reviewer, at revision 1."""
+    return client_for(world.reviewer).post(
+        url(link.grounding_id, "anchor-observations/"), observation, format="json", **if_match(1)
+    )
+
+
 def test_the_builtin_resolver_records_a_resolved_anchor(world, link):
     response = builtin_observation(world, link.grounding_id, 1)
     assert response.status_code == 201
@@ -34,12 +41,7 @@ def test_a_supplied_ambiguous_observation_is_recorded_as_such(world, link):
         "resolver_ref": "urn:resolver:partner@3",
         "text_sha256": SHA,
     }
-    response = client_for(world.reviewer).post(
-        url(link.grounding_id, "anchor-observations/"),
-        observation,
-        format="json",
-        **if_match(1),
-    )
+    response = post_observation(world, link, observation)
     assert response.status_code == 201
     body = response.json()
     assert body["resolution_state"] == "ambiguous"
@@ -55,12 +57,7 @@ def test_an_inconsistent_supplied_observation_is_refused_with_pointers(world, li
         "resolver_ref": "urn:resolver:partner@3",
         "text_sha256": SHA,
     }
-    response = client_for(world.reviewer).post(
-        url(link.grounding_id, "anchor-observations/"),
-        observation,
-        format="json",
-        **if_match(1),
-    )
+    response = post_observation(world, link, observation)
     body = problem(response, 400, "validation_error")
     assert pointers(body) == ["/match_count"]
     assert AnchorObservation.objects.count() == 0
@@ -74,12 +71,7 @@ def test_an_observation_of_another_text_is_refused(world, link):
         "resolver_ref": "urn:resolver:partner@3",
         "text_sha256": "0" * 64,
     }
-    response = client_for(world.reviewer).post(
-        url(link.grounding_id, "anchor-observations/"),
-        observation,
-        format="json",
-        **if_match(1),
-    )
+    response = post_observation(world, link, observation)
     problem(response, 409, "anchor_input_mismatch")
 
 

@@ -20,12 +20,7 @@ def _life(world):
             expected_revision=9,
             changes={"owner_ref": "x", "revision_reason": "stale"},
         )
-    services.bind_assessment(
-        actor=world.reviewer,
-        grounding_id=link.pk,
-        expected_revision=1,
-        assessment=factories.assessment_body(1),
-    )
+    factories.assess(world.reviewer, link)
     return link
 
 

@@ -72,7 +72,7 @@ def test_disposal_purges_copied_text_and_leaves_a_tombstone(world, link):
         "content": 1,
         "envelopes": 0,
     }
-    # The link now reads as its tombstone (API.md), nothing more.
+    # The link now reads as its tombstone (docs/api.md), nothing more.
     tombstone = {
         "grounding_id": str(link.grounding_id),
         "revision": 2,

@@ -6,11 +6,8 @@ from __future__ import annotations
 import copy
 import json
 import threading
-import unicodedata
-from pathlib import Path
 
 import pytest
-from django.core.cache import cache
 from django.db import connection
 from rest_framework.test import APIClient
 
@@ -20,36 +17,14 @@ from grounding.services.citations.service import register_from_citations
 from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 from tests import factories
+from tests.citations.helpers import PROBLEM, URL, external, load, nfc
 from tests.conftest import requires_postgres
 
-pytestmark = [pytest.mark.urls("tests.citations.urls"), pytest.mark.django_db]
-
-URL = "/api/v1/groundings/from-citations/"
-FIXTURES = Path(__file__).parent / "fixtures"
-PROBLEM = "application/problem+json"
-
-
-def nfc(text: str) -> str:
-    return unicodedata.normalize("NFC", text)
-
-
-def load(name: str) -> dict:
-    return json.loads((FIXTURES / name).read_text("utf-8"))
-
-
-def external(source_ref: str, media_type: str = "text/html") -> dict:
-    return {
-        "passage_ref": f"urn:ext:passage:{source_ref}",
-        "source_revision_binding": {"source_ref": source_ref, "version_state": "unknown",
-                                    "media_type": media_type},
-    }  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle():
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [
+    pytest.mark.urls("tests.citations.urls"),
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("fresh_throttle"),
+]
 
 
 @pytest.fixture

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
-import unicodedata
-from pathlib import Path
 
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from evidence.offsets import codepoint_to_utf8, codepoint_to_utf16
@@ -19,37 +15,21 @@ from grounding.models import AnchorObservation, GroundingLink
 from grounding.services.citations.crw_normalize import normalize
 from policies.models import AuditEvent
 from tests import factories
+from tests.citations import helpers
+from tests.citations.helpers import PROBLEM, URL, load, nfc
 
-pytestmark = [pytest.mark.urls("tests.citations.urls"), pytest.mark.django_db]
+pytestmark = [
+    pytest.mark.urls("tests.citations.urls"),
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("fresh_throttle"),
+]
 
-URL = "/api/v1/groundings/from-citations/"
-FIXTURES = Path(__file__).parent / "fixtures"
-PROBLEM = "application/problem+json"
 PAGE_URL = "https://example.org/ulm-bridge"
 ARCHIVE_URL = "https://archive.example/ulm"
 
 
-def nfc(text: str) -> str:
-    return unicodedata.normalize("NFC", text)
-
-
-def load(name: str) -> dict:
-    return json.loads((FIXTURES / name).read_text("utf-8"))
-
-
 def external(source_ref: str) -> dict:
-    return {
-        "passage_ref": f"urn:ext:passage:{source_ref}",
-        "source_revision_binding": {"source_ref": source_ref, "version_state": "unknown",
-                                    "media_type": "text/markdown"},
-    }  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle():
-    cache.clear()
-    yield
-    cache.clear()
+    return helpers.external(source_ref, "text/markdown")
 
 
 @pytest.fixture

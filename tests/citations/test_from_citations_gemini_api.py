@@ -5,40 +5,20 @@ UTF-8 byte offsets, the source side a locator only. Confidence scores are data."
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
 
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from grounding.models import GroundingLink
 from policies.models import AuditEvent
 from tests import factories
+from tests.citations.helpers import URL, external, load
 
-pytestmark = [pytest.mark.urls("tests.citations.urls"), pytest.mark.django_db]
-
-URL = "/api/v1/groundings/from-citations/"
-FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def load(name: str) -> dict:
-    return json.loads((FIXTURES / name).read_text("utf-8"))
-
-
-def external(source_ref: str) -> dict:
-    return {
-        "passage_ref": f"urn:ext:passage:{source_ref}",
-        "source_revision_binding": {"source_ref": source_ref, "version_state": "unknown",
-                                    "media_type": "text/html"},
-    }  # fmt: skip
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle():
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [
+    pytest.mark.urls("tests.citations.urls"),
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("fresh_throttle"),
+]
 
 
 def body(world, **overrides) -> dict:

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, transaction
 from rest_framework.test import APIClient
 
+from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.wsp import validate_response
 from policies.disclosure import record_internal_decisions
-from policies.models import Dimension, DimensionMembership
+from policies.models import AuditEvent, Dimension, DimensionMembership
 from tests import factories
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -29,6 +30,36 @@ def offenders_of(document: object) -> list[tuple[str, str]]:
     return [(o.pointer, o.code) for o in validate_response(document)]
 
 
+def counts() -> dict[str, int]:
+    """Rows of every evidence table an import writes, and its applied audit events."""
+    return {
+        "observations": RetrievalObservation.objects.count(),
+        "passages": Passage.objects.count(),
+        "passage_history": Passage.history.count(),
+        "content": Content.objects.count(),
+        "sources": Source.objects.count(),
+        "source_history": Source.history.count(),
+        "applied_audit": AuditEvent.objects.filter(outcome="applied").count(),
+    }
+
+
+def hold_execution(execution_id: str, held, release) -> None:
+    """In a transaction of this thread: an uncommitted envelope of `execution_id`,
+    holding its unique key until `release` is set, then rolled back. Sets `held` once
+    the row is written."""
+    with transaction.atomic():
+        RetrievalObservation.objects.create(
+            dimension=Dimension.objects.get(name="evidence-test"),
+            execution_id=execution_id,
+            capability="search",
+            status="ok",
+            document_sha256="0",
+        )
+        held.set()
+        release.wait(timeout=60)
+        transaction.set_rollback(True)
+
+
 _CACHE: dict[str, dict] = {}
 
 
@@ -36,15 +67,6 @@ def _cached(name: str) -> dict:
     if name not in _CACHE:
         _CACHE[name] = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
     return _CACHE[name]
-
-
-@pytest.fixture(autouse=True)
-def _problem_handler(settings):
-    """Use the project's exception handler when configured, else the local stand-in."""
-    rest = dict(settings.REST_FRAMEWORK)
-    if "EXCEPTION_HANDLER" not in rest:
-        rest["EXCEPTION_HANDLER"] = "tests.evidence.problem_handler.exception_handler"
-        settings.REST_FRAMEWORK = rest
 
 
 @pytest.fixture
@@ -105,11 +127,6 @@ def extract_doc() -> dict:
 @pytest.fixture
 def cache_doc() -> dict:
     return load("cache_hit")
-
-
-@pytest.fixture
-def aggregate_doc() -> dict:
-    return load("aggregate")
 
 
 @pytest.fixture

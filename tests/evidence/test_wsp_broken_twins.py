@@ -391,7 +391,7 @@ TWINS = [
         "/provider_attempts/1/attempt_id",
         "duplicate_attempt_id",
     ),
-    # envelope (§1, §10, design/WSP.md)
+    # envelope (§1, §10, docs/wsp.md)
     ("search", _delete(["engine", "build_commit"]), "/engine/build_commit", "engine_partial"),
     ("search", _set(["status"], "failed"), "/error", "error_presence"),
     (

@@ -13,23 +13,11 @@ from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.services.wsp_import import import_wsp_document
 from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent, Dimension
-from tests.evidence.conftest import load
+from tests.evidence.conftest import counts, load
 
 
 def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def counts() -> dict[str, int]:
-    return {
-        "observations": RetrievalObservation.objects.count(),
-        "passages": Passage.objects.count(),
-        "passage_history": Passage.history.count(),
-        "content": Content.objects.count(),
-        "sources": Source.objects.count(),
-        "source_history": Source.history.count(),
-        "applied_audit": AuditEvent.objects.filter(outcome="applied").count(),
-    }
 
 
 EMPTY = {

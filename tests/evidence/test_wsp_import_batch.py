@@ -15,7 +15,7 @@ import json
 import threading
 
 import pytest
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +24,7 @@ from evidence.services.wsp_import import ImportResult, import_wsp_document, impo
 from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent, Dimension
 from tests.conftest import requires_postgres, wait_for_lock_waiters
-from tests.evidence.conftest import broken, wsp_document
+from tests.evidence.conftest import broken, hold_execution, wsp_document
 
 _numbers = itertools.count(1)
 
@@ -163,6 +163,14 @@ def counts(ns: str) -> dict[str, int]:
     }
 
 
+def nothing_written(*, refused_audit: int) -> dict[str, int]:
+    """`counts` of a namespace where nothing was stored and `refused_audit` refusals
+    were audited."""
+    stored = ("envelopes", "passages", "passage_history", "content", "sources")
+    return {**dict.fromkeys((*stored, "source_history", "applied_audit"), 0),
+            "refused_audit": refused_audit}  # fmt: skip
+
+
 def mixed(ns: str) -> list[dict]:
     return [
         doc(ns, 1, [1, 2]),  # new
@@ -286,16 +294,7 @@ def test_a_batch_without_the_curator_role_refuses_and_audits_every_document(revi
 
     assert [o.code for o in outcomes] == ["role_required"] * 3
     assert len({id(o) for o in outcomes}) == 3
-    assert counts(ns) == {
-        "envelopes": 0,
-        "passages": 0,
-        "passage_history": 0,
-        "content": 0,
-        "sources": 0,
-        "source_history": 0,
-        "applied_audit": 0,
-        "refused_audit": 3,
-    }
+    assert counts(ns) == nothing_written(refused_audit=3)
 
 
 @pytest.mark.django_db
@@ -308,11 +307,12 @@ def test_an_empty_batch_imports_nothing(curator, django_assert_num_queries):
 def test_a_batch_is_written_with_one_statement_per_table(curator, django_assert_num_queries):
     ns = namespace()
     documents = [doc(ns, n, [n, n + 1]) for n in range(1, 6)]
-    # The curator's one Dimension, their roles in it and stored executions; then the
-    # transaction (a savepoint pair in a test): stored content, sources, the
-    # Dimension's earlier passages; envelopes, content (in a savepoint of its own),
-    # sources and passages with their history rows, audit events.
-    with django_assert_num_queries(17):
+    # The curator's memberships (their one Dimension and roles in it: one query,
+    # policies.memberships) and stored executions; then the transaction (a savepoint
+    # pair in a test): stored content, sources, the Dimension's earlier passages;
+    # envelopes, content (in a savepoint of its own), sources and passages with their
+    # history rows, audit events.
+    with django_assert_num_queries(16):
         outcomes = import_wsp_documents(actor=curator, documents=documents)
     assert [o.created for o in outcomes] == [True] * 5
     assert counts(ns)["applied_audit"] == 5
@@ -361,16 +361,7 @@ def test_a_database_failure_in_the_batch_write_leaves_none_of_its_documents(
         import_wsp_documents(actor=curator, documents=documents)
 
     # Only the refusal, decided before the write, stays (with its audit event).
-    assert counts(ns) == {
-        "envelopes": 0,
-        "passages": 0,
-        "passage_history": 0,
-        "content": 0,
-        "sources": 0,
-        "source_history": 0,
-        "applied_audit": 0,
-        "refused_audit": 1,
-    }
+    assert counts(ns) == nothing_written(refused_audit=1)
     with connection.cursor() as cursor:
         cursor.execute("DROP TRIGGER fail_obs3 ON evidence_passage")
     outcomes = import_wsp_documents(actor=curator, documents=documents)
@@ -399,20 +390,9 @@ def test_a_batch_losing_an_execution_to_a_concurrent_import_replays_it_and_impor
         finally:
             connection.close()
 
-    def hold_first_execution() -> None:
-        with transaction.atomic():
-            RetrievalObservation.objects.create(
-                dimension=Dimension.objects.get(name="evidence-test"),
-                execution_id=f"{ns}-e1",
-                capability="search",
-                status="ok",
-                document_sha256="0",
-            )
-            held.set()
-            release.wait(timeout=60)
-            transaction.set_rollback(True)
-
-    holder = threading.Thread(target=run, args=("holder", hold_first_execution))
+    holder = threading.Thread(
+        target=run, args=("holder", lambda: hold_execution(f"{ns}-e1", held, release))
+    )
     batch = threading.Thread(
         target=run,
         args=("batch", lambda: import_wsp_documents(actor=curator, documents=[first, contested])),

@@ -11,18 +11,30 @@ import copy
 import threading
 
 import pytest
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection
 
-from evidence.models import Content, Passage, RetrievalObservation, Source
+from evidence.models import Passage, Source
 from evidence.services.wsp_import import import_wsp_document
 from policies.kernel.bulk import COPY_MIN_ROWS
-from policies.models import AuditEvent, Dimension
+from policies.models import Dimension
 from tests.conftest import requires_postgres, wait_for_lock_waiters
-from tests.evidence.conftest import load
+from tests.evidence.conftest import counts, hold_execution, load
 
 OBSERVATIONS = 20
 SOURCES = 16  # observation i is taken from source i % 16
 TEXTS = 15  # and carries text number i % 15 (+ offset)
+
+
+# What one `big_document()` stores: 20 passages over 15 distinct texts and 16 sources.
+ONE_BIG_DOCUMENT = {
+    "observations": 1,
+    "passages": 20,
+    "passage_history": 20,
+    "content": 15,
+    "sources": 16,
+    "source_history": 16,
+    "applied_audit": 1,
+}
 
 
 def big_document(execution_id: str = "exec-bulk-001", offset: int = 0) -> dict:
@@ -47,18 +59,6 @@ def big_document(execution_id: str = "exec-bulk-001", offset: int = 0) -> dict:
     return document
 
 
-def counts() -> dict[str, int]:
-    return {
-        "observations": RetrievalObservation.objects.count(),
-        "passages": Passage.objects.count(),
-        "passage_history": Passage.history.count(),
-        "content": Content.objects.count(),
-        "sources": Source.objects.count(),
-        "source_history": Source.history.count(),
-        "applied_audit": AuditEvent.objects.filter(outcome="applied").count(),
-    }
-
-
 EMPTY = dict.fromkeys(
     ["observations", "passages", "passage_history", "content", "sources", "source_history"], 0
 ) | {"applied_audit": 0}
@@ -76,15 +76,7 @@ def test_a_large_import_writes_every_row_and_one_history_row_per_passage_and_sou
     assert result.created is True
     assert result.report["observations"] == {"received": 20, "created": 15, "duplicates": 5}
     assert result.report["novelty_score"] == 75
-    assert counts() == {
-        "observations": 1,
-        "passages": 20,
-        "passage_history": 20,
-        "content": 15,
-        "sources": 16,
-        "source_history": 16,
-        "applied_audit": 1,
-    }
+    assert counts() == ONE_BIG_DOCUMENT
     passages = {p.passage_id: p for p in Passage.objects.all()}
     for row in Passage.history.all():
         passage = passages[row.passage_id]
@@ -189,17 +181,7 @@ def test_two_concurrent_imports_of_one_large_document_store_it_once(curator):
 
     def hold_the_execution() -> None:
         try:
-            with transaction.atomic():
-                RetrievalObservation.objects.create(
-                    dimension=Dimension.objects.get(name="evidence-test"),
-                    execution_id=document["execution_id"],
-                    capability="search",
-                    status="ok",
-                    document_sha256="0",
-                )
-                held.set()
-                release.wait(timeout=60)
-                transaction.set_rollback(True)
+            hold_execution(document["execution_id"], held, release)
         finally:
             connection.close()
 
@@ -229,12 +211,4 @@ def test_two_concurrent_imports_of_one_large_document_store_it_once(curator):
 
     assert sorted(getattr(o, "created", o) for o in outcomes) == [False, True]
     assert outcomes[0].report == outcomes[1].report
-    assert counts() == {
-        "observations": 1,
-        "passages": 20,
-        "passage_history": 20,
-        "content": 15,
-        "sources": 16,
-        "source_history": 16,
-        "applied_audit": 1,
-    }
+    assert counts() == ONE_BIG_DOCUMENT

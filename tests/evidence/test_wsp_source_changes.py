@@ -12,7 +12,6 @@ import pytest
 from evidence.models import Passage
 from evidence.services.wsp_import import import_wsp_document
 from evidence.wsp.builders import projected_text
-from grounding import services
 from grounding.models import ChangeNotification, GroundingLink
 from policies.choices import Role
 from tests import factories
@@ -42,12 +41,7 @@ def bound(world):
     ).report
     passage = Passage.objects.get(pk=report["passages"][0]["passage_id"])
     link = factories.register_link(world.curator, world.dimension, world.profile, passage)
-    services.bind_assessment(
-        actor=world.reviewer,
-        grounding_id=link.pk,
-        expected_revision=1,
-        assessment=factories.assessment_body(1),
-    )
+    factories.assess(world.reviewer, link)
     assert GroundingLink.objects.get(pk=link.pk).display_state == "visible"
     return link
 

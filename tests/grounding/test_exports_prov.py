@@ -14,7 +14,7 @@ from rdflib.namespace import PROV
 from grounding.exports import prov
 from grounding.exports.canonical import ntriples_sha256
 from grounding.models import Projection
-from grounding.reader import canonical_sha256
+from policies.kernel.canonical import canonical_sha256
 from tests import factories
 from tests.grounding import export_helpers as h
 

@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 from grounding import services
 from grounding.exports import web_annotation
 from grounding.models import Projection
-from grounding.reader import canonical_sha256
+from policies.kernel.canonical import canonical_sha256
 from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 from tests import factories

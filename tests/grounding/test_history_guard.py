@@ -40,12 +40,7 @@ def test_append_only_rows_refuse_update_and_delete(world, link):
         event.delete()
     with pytest.raises(HistoryBypassError):
         AuditEvent.objects.all().delete()
-    services.bind_assessment(
-        actor=world.reviewer,
-        grounding_id=link.pk,
-        expected_revision=1,
-        assessment=factories.assessment_body(1),
-    )
+    factories.assess(world.reviewer, link)
     with pytest.raises(HistoryBypassError):
         Assessment.objects.all().update(verdict="conflicting")
 

@@ -21,6 +21,19 @@ def decide(world, **overrides):
     )
 
 
+def refusal_of_project(world, link, *, actor=None) -> Refusal:
+    """The refusal of projecting `link` for partner:acme's citation display (by the
+    projection agent unless another actor is named)."""
+    with pytest.raises(Refusal) as caught:
+        services.project(
+            actor=actor or world.projection_agent,
+            grounding_id=link.pk,
+            recipient="partner:acme",
+            purpose="citation-display",
+        )
+    return caught.value
+
+
 def test_project_shows_covered_fields_and_names_the_withheld(world, link):
     decide(world)
     body = services.project(
@@ -49,52 +62,24 @@ def test_project_shows_covered_fields_and_names_the_withheld(world, link):
 
 
 def test_project_without_a_covering_decision_is_refused(world, link):
-    with pytest.raises(Refusal) as caught:
-        services.project(
-            actor=world.projection_agent,
-            grounding_id=link.pk,
-            recipient="partner:acme",
-            purpose="citation-display",
-        )
-    assert caught.value.code == "disclosure_not_decided"
+    assert refusal_of_project(world, link).code == "disclosure_not_decided"
     assert Projection.objects.count() == 0
 
 
 def test_a_revoked_decision_no_longer_covers(world, link):
     decision = decide(world)
     governance.revoke_disclosure_decision(actor=world.access_steward, decision=decision)
-    with pytest.raises(Refusal) as caught:
-        services.project(
-            actor=world.projection_agent,
-            grounding_id=link.pk,
-            recipient="partner:acme",
-            purpose="citation-display",
-        )
-    assert caught.value.code == "disclosure_not_decided"
+    assert refusal_of_project(world, link).code == "disclosure_not_decided"
 
 
 def test_a_decision_listing_other_links_does_not_cover_this_one(world, link):
     decide(world, grounding_ids=["0190e7a2-0000-7000-8000-000000000000"])
-    with pytest.raises(Refusal) as caught:
-        services.project(
-            actor=world.projection_agent,
-            grounding_id=link.pk,
-            recipient="partner:acme",
-            purpose="citation-display",
-        )
-    assert caught.value.code == "disclosure_not_decided"
+    assert refusal_of_project(world, link).code == "disclosure_not_decided"
 
 
 def test_project_by_a_curator_is_refused(world, link):
     decide(world)
-    with pytest.raises(Refusal) as caught:
-        services.project(
-            actor=world.curator,
-            grounding_id=link.pk,
-            recipient="partner:acme",
-            purpose="citation-display",
-        )
-    assert caught.value.code == "role_required"
+    assert refusal_of_project(world, link, actor=world.curator).code == "role_required"
 
 
 def test_project_refuses_overlong_recipient_and_purpose(world, link):

@@ -40,7 +40,7 @@ EXPECTED_NAMES = {
     "assessed_inputs",
 }
 
-# (schema name, realistic valid value). API.md's own examples come first.
+# (schema name, realistic valid value). docs/api.md's own examples come first.
 VALID = [
     ("selector", {"type": "TextPositionSelector", "start": 10, "end": 58}),
     (

@@ -11,12 +11,7 @@ WITHDRAWAL = {"reason": "source retracted", "authority_ref": "urn:policy:withdra
 
 
 def test_withdraw_removes_positive_display_and_keeps_history(world, link):
-    services.bind_assessment(
-        actor=world.reviewer,
-        grounding_id=link.pk,
-        expected_revision=1,
-        assessment=factories.assessment_body(1),
-    )
+    factories.assess(world.reviewer, link)
     record = services.withdraw(
         actor=world.access_steward,
         grounding_id=link.pk,

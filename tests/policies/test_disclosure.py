@@ -51,14 +51,7 @@ def decide(world, fields, **overrides):
 
 @pytest.fixture
 def assessed_link(world, link):
-    from grounding import services
-
-    services.bind_assessment(
-        actor=world.reviewer,
-        grounding_id=link.pk,
-        expected_revision=1,
-        assessment=factories.assessment_body(1),
-    )
+    factories.assess(world.reviewer, link)
     return link
 
 

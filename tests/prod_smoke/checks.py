@@ -8,9 +8,10 @@ from collections import Counter
 
 import requests
 
+from tests.prod_smoke.databases import POOL_SIZE
 from tests.prod_smoke.observe import Client, register_payload, show
 from tests.prod_smoke.procs import SmokeFailure, wait_until
-from tests.prod_smoke.topology import POOL_SIZE, SERVERS, Topology
+from tests.prod_smoke.topology import SERVERS, Topology
 
 LINK_TABLE = "grounding_groundinglink"
 

@@ -82,7 +82,7 @@ class Command(BaseCommand):
         dimension = Dimension.objects.filter(name=DIMENSION["name"]).first()
         if dimension is None:
             dimension = governance.do_create_dimension(actor=None, values=DIMENSION)
-        profile = Profile.objects.filter(name=PROFILE["name"], version=PROFILE["version"]).first()
+        profile = Profile.by_ref(f"{PROFILE['name']}@{PROFILE['version']}")
         if profile is None:
             profile = governance.do_create_profile(actor=None, values=PROFILE)
         if profile.status == ProfileStatus.DRAFT:

@@ -20,8 +20,6 @@ normalization boundary, never rounded.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -211,12 +209,6 @@ def check_request(request: Any) -> list[Offender]:
     return offenders
 
 
-def sha256_json(value: Any) -> str:
-    """sha256 of canonical JSON (sorted keys, no spaces, UTF-8): request and key digests."""
-    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
 # -- shape checks shared by the parsers: every offender, with its pointer.
 
 
@@ -305,7 +297,6 @@ __all__ = [
     "SourceSpace",
     "check_request",
     "codepoint_to_nfc",
-    "sha256_json",
     "span_to_nfc",
     "to_codepoint",
 ]

@@ -17,9 +17,9 @@ from grounding.services.citations import (
     JSON_POINTER_FRAGMENT,
     SELECTOR_PROFILE,
     Citation,
-    sha256_json,
 )
 from grounding.services.citations.sources import locate
+from policies.kernel.canonical import canonical_sha256
 from policies.models import Dimension
 
 MASTER_REF_PREFIX = "urn:grounding:citation:"
@@ -96,7 +96,7 @@ def plan(
     }
     if request.get("asserted_at"):
         item["time"] = {"asserted_at": request["asserted_at"]}
-    digest = sha256_json(
+    digest = canonical_sha256(
         {"format": request["format"], "index": c.index, "citation": c.raw, "item": item}
     )
     result.master_ref = f"{MASTER_REF_PREFIX}{digest}"

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from grounding.models import GroundingLink
-from grounding.services.citations import sha256_json
 from grounding.services.citations.plan import Plan
+from policies.kernel.canonical import canonical_sha256
 from policies.kernel.refusals import Offender, pointer_join
 
 _TOP_LEVEL = {
@@ -119,7 +119,7 @@ def build_report(request: dict, plans: list[Plan], *, created: int) -> dict[str,
     return {
         "answer_revision_ref": request["answer_revision_ref"],
         "format": request["format"],
-        "request_sha256": sha256_json(request),
+        "request_sha256": canonical_sha256(request),
         "created": created,
         "replayed": created == 0 and replayed > 0,
         "counts": {

@@ -201,8 +201,7 @@ def _policy(request: dict, offenders: list[Offender]) -> tuple[Dimension | None,
             offenders.append(unknown_dimension())
     ref = request.get("profile")
     if isinstance(ref, str) and ref:
-        profile_name, _, version = ref.partition("@")
-        profile = Profile.objects.filter(name=profile_name, version=version).first()
+        profile = Profile.by_ref(ref)
         if profile is None:
             offenders.append(Offender("/profile", "unknown_reference", "no such profile."))
     return dimension, profile

@@ -1,0 +1,75 @@
+"""A user's roles in each Dimension: the one place they are fetched and kept.
+
+`memberships(user)` loads every membership of the user, with its Dimension, in one
+query and keeps the result on the user object. Authentication builds that object
+anew for every request (session or token), so the roles are fetched once per
+request and a role granted or revoked elsewhere takes effect at the next request.
+Within one process, `governance.grant_role` and `revoke_role` forget what the user
+object they were handed holds, so a grant is seen by the rest of the same request.
+
+The reader (`policies.reader`), `policies.services.require_role` and its siblings,
+and the admin's row scoping all ask this; none keeps roles of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from policies.models import Dimension, DimensionMembership
+
+_ATTR = "_grounding_memberships"
+
+
+@dataclass(frozen=True)
+class Memberships:
+    """Roles by Dimension id, and the Dimensions themselves."""
+
+    roles: Mapping[int, frozenset[str]] = field(default_factory=dict)
+    dimensions: Mapping[int, Dimension] = field(default_factory=dict)
+
+    def of(self, dimension_id: int | None) -> frozenset[str]:
+        """The roles held in one Dimension (none for an unknown or missing id)."""
+        return self.roles.get(dimension_id, frozenset())
+
+    def holding(self, *roles: str) -> list[Dimension]:
+        """Dimensions where one of `roles` is held (any role if none is given)."""
+        wanted = {str(r) for r in roles}
+        return [
+            self.dimensions[pk]
+            for pk, held in self.roles.items()
+            if held and (not wanted or held & wanted)
+        ]
+
+
+NONE = Memberships()
+
+
+def _authenticated(user) -> bool:
+    return bool(user is not None and getattr(user, "is_authenticated", False))
+
+
+def memberships(user) -> Memberships:
+    """The user's memberships, fetched on the first call for this user object."""
+    if not _authenticated(user):
+        return NONE
+    cached = getattr(user, _ATTR, None)
+    if cached is None:
+        held: dict[int, set[str]] = {}
+        dimensions: dict[int, Dimension] = {}
+        rows = DimensionMembership.objects.filter(user_id=user.pk).select_related("dimension")
+        for membership in rows:
+            held.setdefault(membership.dimension_id, set()).add(membership.role)
+            dimensions[membership.dimension_id] = membership.dimension
+        cached = Memberships({k: frozenset(v) for k, v in held.items()}, dimensions)
+        setattr(user, _ATTR, cached)
+    return cached
+
+
+def forget_memberships(user) -> None:
+    """Drop what this user object holds, so the next `memberships` call fetches again."""
+    if _authenticated(user) and getattr(user, _ATTR, None) is not None:
+        setattr(user, _ATTR, None)
+
+
+__all__ = ["NONE", "Memberships", "forget_memberships", "memberships"]

@@ -1,0 +1,49 @@
+"""The Debian programs the topology runs: found on the machine, or apt-installed."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+from pathlib import Path
+
+from tests.prod_smoke.procs import SmokeFailure, run
+
+# Program → the Debian package that provides it.
+PACKAGES = {
+    "nginx": "nginx",
+    "pgbouncer": "pgbouncer",
+    "openssl": "openssl",
+    "initdb": "postgresql",
+    "redis-server": "redis-server",
+}
+
+
+def _postgres_bin() -> Path | None:
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4])
+    )
+    return Path(found[-1]).parent if found else None
+
+
+def _program(name: str) -> str | None:
+    if name == "initdb":
+        directory = _postgres_bin()
+        return str(directory / "initdb") if directory else None
+    return shutil.which(name, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
+
+
+def ensure_packages() -> dict[str, str]:
+    """Install with apt whatever program is missing; return where each one is."""
+    missing = sorted({PACKAGES[name] for name in PACKAGES if _program(name) is None})
+    if missing:
+        print(f"   apt-get install -y {' '.join(missing)}", flush=True)
+        sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        run([*sudo, "apt-get", "update", "-qq"], timeout=300, env=env)
+        run([*sudo, "apt-get", "install", "-y", "-qq", *missing], timeout=600, env=env)
+    paths = {name: _program(name) for name in PACKAGES}
+    absent = [name for name, path in paths.items() if path is None]
+    if absent:
+        raise SmokeFailure(f"still missing after apt-get: {', '.join(absent)}")
+    return paths  # type: ignore[return-value]
