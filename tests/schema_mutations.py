@@ -1,5 +1,5 @@
-"""Shared by the fast-schema tests: where a JSON value can be mutated, and the words
-of a schema most likely to make a mutated value valid again."""
+"""Shared by the tests against jsonschema: where a JSON value can be mutated, and the
+words of a schema most likely to make a mutated value valid again."""
 
 from __future__ import annotations
 

@@ -5,9 +5,10 @@ pointer and carrying a stable code. Schema codes are ``schema.<keyword>`` (for
 example ``schema.required``, ``schema.type``, ``schema.additional_properties``,
 ``schema.enum``); cross-field codes are listed in rules_*.py.
 
-A well-formed document takes two fast paths (policies/fastschema.py for the schema, one
-pointer-free walk for banned fields and unstorable characters); only a document they
-cannot vouch for goes through jsonschema and the full scans, which name offenders.
+A well-formed document takes two fast paths (jsonschema-rs's is_valid for the schema,
+one pointer-free walk for banned fields and unstorable characters); only a document they
+cannot vouch for goes through the schema's failures and the full scans, which name
+offenders.
 """
 
 from __future__ import annotations
@@ -17,9 +18,6 @@ import re
 from functools import cache
 from pathlib import Path
 from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
 
 from evidence.wsp.context import DocumentIndex
 from evidence.wsp.rules_envelope import (
@@ -31,8 +29,8 @@ from evidence.wsp.rules_envelope import (
 )
 from evidence.wsp.rules_observations import observation_offenders, policy_action_offenders
 from evidence.wsp.rules_results import result_offenders
-from policies.fastschema import Check, Unsupported, compile_schema
 from policies.kernel.refusals import Offender, pointer_join
+from policies.kernel.schemas import Failure, Schema
 
 SCHEMA_PATH = Path(__file__).parent / "schema" / "response_v3.json"
 
@@ -43,28 +41,9 @@ def schema() -> dict:
 
 
 @cache
-def _validator() -> Draft202012Validator:
-    return Draft202012Validator(schema())
-
-
-@cache
-def _fast_check() -> Check | None:
-    """The schema compiled once per process; None if it outgrows the compiler."""
-    try:
-        return compile_schema(schema())
-    except Unsupported:
-        return None
-
-
-def _conforms(document: object) -> bool:
-    """Fast acceptance; False means "let jsonschema decide and name the offenders"."""
-    check = _fast_check()
-    if check is None:
-        return False
-    try:
-        return check(document)
-    except Exception:  # e.g. an incomparable number: jsonschema reports it as before
-        return False
+def _validator() -> Schema:
+    """The schema compiled once per process (no format checks, as before: formats annotate)."""
+    return Schema(schema())
 
 
 def validate_response(document: object) -> list[Offender]:
@@ -109,10 +88,8 @@ def document_error_code(offenders: list[Offender]) -> str:
 
 
 def _schema_offenders(document: object, synthesis: list[str]) -> list[Offender]:
-    if _conforms(document):
-        return []
     found: dict[tuple[str, str], Offender] = {}
-    for error in _validator().iter_errors(document):
+    for error in _validator().failures(document):  # one is_valid when the document conforms
         for offender in _from_error(error):
             # Inside an object typed "synthesis" the banned-field offender says it all.
             if any(_within(offender.pointer, p) for p in synthesis):
@@ -125,14 +102,14 @@ def _within(pointer: str, ancestor: str) -> bool:
     return pointer == ancestor or pointer.startswith(ancestor + "/")
 
 
-def _from_error(error: ValidationError) -> list[Offender]:
-    pointer = pointer_join("", *error.absolute_path)
-    keyword = str(error.validator)
+def _from_error(error: Failure) -> list[Offender]:
+    pointer = pointer_join("", *error.path)
+    keyword = error.keyword
     instance: Any = error.instance
     if keyword == "required" and isinstance(instance, dict):
         return [
             Offender(pointer_join(pointer, name), "schema.required", "a required member is missing")
-            for name in error.validator_value
+            for name in error.value
             if name not in instance
         ]
     if keyword == "additionalProperties" and isinstance(instance, dict):
@@ -158,9 +135,9 @@ def _snake(keyword: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", keyword).lower()
 
 
-def _short(error: ValidationError) -> str:
+def _short(error: Failure) -> str:
     # The message echoes the instance, which may be source text: keep only the rule.
-    value = error.validator_value
+    value = error.value
     if isinstance(value, (list, dict)) and len(json.dumps(value, default=str)) > 120:
-        return f"fails {error.validator}"
-    return f"fails {error.validator}: {json.dumps(value, default=str)}"
+        return f"fails {error.keyword}"
+    return f"fails {error.keyword}: {json.dumps(value, default=str)}"

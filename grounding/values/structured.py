@@ -22,15 +22,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import ValidationError, best_match
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 
 from grounding.values.structured_rules import SEMANTIC_CHECKS
 from grounding.values.timestamps import parse_rfc3339
-from policies.fastschema import Check, Unsupported, compile_schema
 from policies.kernel.refusals import Offender, pointer_join
+from policies.kernel.schemas import Failure, FormatCheck, Schema, best_match
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -45,35 +41,24 @@ MAX_DEPTH = 32
 DETAIL_KEYWORD = "x-error-detail"
 
 # -- formats ------------------------------------------------------------------------
-# jsonschema only asserts "date-time" and "uri" when optional packages are installed;
-# the registry needs both, so it carries strict checkers of its own.
+# The registry's own checks of "date-time" (the RFC 3339 the timestamps parse) and
+# "uri"; any other format is checked by jsonschema-rs.
 
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$", re.ASCII)
 
 
-def _build_format_checker() -> FormatChecker:
-    checker = FormatChecker(formats=Draft202012Validator.FORMAT_CHECKER.checkers)
-    if "date-time" not in checker.checkers:
-
-        @checker.checks("date-time")
-        def _date_time(instance: object) -> bool:
-            return not isinstance(instance, str) or parse_rfc3339(instance) is not None
-
-    if "uri" not in checker.checkers:
-
-        @checker.checks("uri")
-        def _uri(instance: object) -> bool:
-            if not isinstance(instance, str):
-                return True
-            if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in instance):
-                return False
-            scheme = urlsplit(instance).scheme if ":" in instance else ""
-            return bool(_URI_SCHEME.match(scheme)) and len(instance) > len(scheme) + 1
-
-    return checker
+def _date_time(instance: str) -> bool:
+    return parse_rfc3339(instance) is not None
 
 
-FORMAT_CHECKER = _build_format_checker()
+def _uri(instance: str) -> bool:
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in instance):
+        return False
+    scheme = urlsplit(instance).scheme if ":" in instance else ""
+    return bool(_URI_SCHEME.match(scheme)) and len(instance) > len(scheme) + 1
+
+
+FORMATS: dict[str, FormatCheck] = {"date-time": _date_time, "uri": _uri}
 
 # -- loading ------------------------------------------------------------------------
 
@@ -82,76 +67,24 @@ FORMAT_CHECKER = _build_format_checker()
 def _schema(name: str) -> dict[str, Any]:
     if name not in SCHEMA_NAMES:
         raise KeyError(name)
-    schema = json.loads((SCHEMA_DIR / f"{name}.json").read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    return schema
-
-
-@functools.cache
-def _registry() -> Registry:
-    """All registry schemas by $id, so a profile schema may $ref a base schema."""
-    resources = [
-        (_schema(n)["$id"], Resource.from_contents(_schema(n), default_specification=DRAFT202012))
-        for n in sorted(SCHEMA_NAMES)
-    ]
-    return Registry().with_resources(resources)
-
-
-@functools.cache
-def _validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(_schema(name), format_checker=FORMAT_CHECKER, registry=_registry())
-
-
-@functools.lru_cache(maxsize=128)
-def _profile_validator(canonical: str) -> Draft202012Validator:
-    schema = json.loads(canonical)
-    Draft202012Validator.check_schema(schema)  # a malformed pinned schema is a config error
-    return Draft202012Validator(schema, format_checker=FORMAT_CHECKER, registry=_registry())
-
-
-# -- the fast path ------------------------------------------------------------------
-# A value the compiled check accepts is valid for jsonschema too (same registry, same
-# format checker), so jsonschema's iter_errors is skipped; a value it rejects goes
-# through jsonschema, which names the offenders. In bulk registration most values are
-# new to the memo below, and iter_errors was most of their validation time.
+    return json.loads((SCHEMA_DIR / f"{name}.json").read_text(encoding="utf-8"))
 
 
 @functools.cache
 def _resources() -> dict[str, Any]:
-    """The schemas by $id, as in _registry(): what a $ref may point into."""
+    """All registry schemas by $id, so a profile schema may $ref a base schema."""
     return {_schema(n)["$id"]: _schema(n) for n in sorted(SCHEMA_NAMES)}
 
 
-def _compile(schema: Any) -> Check | None:
-    try:
-        return compile_schema(
-            schema,
-            resources=_resources(),
-            format_check=FORMAT_CHECKER.conforms,
-            annotations=(DETAIL_KEYWORD,),
-        )
-    except Unsupported:
-        return None  # jsonschema alone validates against this schema
-
-
 @functools.cache
-def _fast_check(name: str) -> Check | None:
-    return _compile(_schema(name))
+def _validator(name: str) -> Schema:
+    return Schema(_schema(name), resources=_resources(), formats=FORMATS)
 
 
 @functools.lru_cache(maxsize=128)
-def _profile_fast_check(canonical: str) -> Check | None:
-    return _compile(json.loads(canonical))
-
-
-def _accepts(check: Check | None, value: object) -> bool:
-    """True only when the compiled check vouches for ``value``."""
-    if check is None:
-        return False
-    try:
-        return check(value) is True
-    except Exception:  # e.g. an incomparable number: jsonschema decides and reports as before
-        return False
+def _profile_validator(canonical: str) -> Schema:
+    # A malformed pinned schema is a config error: SchemaInvalid is raised here.
+    return Schema(json.loads(canonical), resources=_resources(), formats=FORMATS)
 
 
 # -- the entry point ----------------------------------------------------------------
@@ -173,7 +106,7 @@ def validate(
 
     Validation is a pure function of the value, so results are memoized by the
     value's canonical JSON: bulk registrations repeat representations, scopes and
-    time qualifiers, and jsonschema's $ref resolution is the hot path there.
+    time qualifiers.
     """
     try:
         key = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
@@ -211,17 +144,14 @@ def _validate(
     too_deep = _too_deep(value, pointer)
     if too_deep is not None:  # refuse before the recursive validator can exhaust the stack
         return [too_deep]
-    offenders: list[Offender] = []
-    if not _accepts(_fast_check(name), value):
-        offenders.extend(_schema_offenders(validator, value, pointer, "schema"))
+    offenders: list[Offender] = list(_schema_offenders(validator, value, pointer, "schema"))
     check = SEMANTIC_CHECKS.get(name)
     if check is not None:
         offenders.extend(check(value, pointer))
     if profile_schema is not None:
         canonical = json.dumps(profile_schema, sort_keys=True, separators=(",", ":"))
         profile_validator = _profile_validator(canonical)  # a malformed schema raises here
-        if not _accepts(_profile_fast_check(canonical), value):
-            offenders.extend(_schema_offenders(profile_validator, value, pointer, "profile"))
+        offenders.extend(_schema_offenders(profile_validator, value, pointer, "profile"))
     return _dedupe(offenders)
 
 
@@ -271,31 +201,32 @@ def _dedupe(offenders: Iterable[Offender]) -> list[Offender]:
 
 
 def _schema_offenders(
-    validator: Draft202012Validator, value: object, pointer: str, prefix: str
+    validator: Schema, value: object, pointer: str, prefix: str
 ) -> Iterable[Offender]:
-    for error in validator.iter_errors(value):
+    # failures() is empty at the cost of one is_valid when the value is valid.
+    for error in validator.failures(value):
         if error.context:  # oneOf/anyOf: name the deepest failing member when one stands out
-            error = best_match([error])
+            error = best_match(error)
         yield from _offenders_for(error, pointer, prefix)
 
 
-def _offenders_for(error: ValidationError, pointer: str, prefix: str) -> Iterable[Offender]:
-    keyword = error.validator if isinstance(error.validator, str) else "false"
-    where = pointer_join(pointer, *error.absolute_path)
+def _offenders_for(error: Failure, pointer: str, prefix: str) -> Iterable[Offender]:
+    keyword = error.keyword
+    where = pointer_join(pointer, *error.path)
     code = f"{prefix}.{keyword}"
     instance = error.instance
-    schema = error.schema if isinstance(error.schema, dict) else {}
+    schema = error.schema
     custom = schema.get(DETAIL_KEYWORD)
 
     if keyword == "required" and isinstance(instance, dict):
-        for member in error.validator_value:
+        for member in error.value:
             if member not in instance:
                 yield Offender(
                     pointer_join(where, member), code, custom or f"'{member}' is required"
                 )
         return
     if keyword == "dependentRequired" and isinstance(instance, dict):
-        for present, needed in error.validator_value.items():
+        for present, needed in error.value.items():
             for member in needed:
                 if present in instance and member not in instance:
                     detail = custom or f"'{member}' is required when '{present}' is present"
@@ -320,9 +251,9 @@ def _word(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _detail(keyword: str, error: ValidationError) -> str:
+def _detail(keyword: str, error: Failure) -> str:
     """A message built from the schema alone: never from the instance."""
-    v = error.validator_value
+    v = error.value
     match keyword:
         case "type":
             kinds = v if isinstance(v, list) else [v]

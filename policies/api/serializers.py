@@ -7,11 +7,10 @@ from typing import Any
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from rest_framework import serializers
 
 from policies.choices import DisclosableField
+from policies.kernel.schemas import SchemaInvalid, check_schema
 from policies.models import Dimension, DisclosureDecision, Profile
 
 # Problem documents live at the bottom layer so every app's API can declare them
@@ -251,8 +250,8 @@ class ProfileInputSerializer(StrictSerializer, serializers.ModelSerializer):
         # A broken schema would fail every later registration under the profile.
         for schema in value.values():
             try:
-                Draft202012Validator.check_schema(schema)
-            except SchemaError:
+                check_schema(schema)
+            except SchemaInvalid:
                 raise serializers.ValidationError(
                     "each value must be a JSON Schema (Draft 2020-12).", code="invalid_schema"
                 ) from None

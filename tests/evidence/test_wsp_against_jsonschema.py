@@ -1,10 +1,12 @@
-"""The fast paths of WSP validation change no verdict and no offender.
+"""WSP validation's schema check and its fast walk change no verdict and no offender.
 
-validate_response trusts the compiled schema check when it says "valid" (jsonschema
-is skipped) and the pointer-free walk when it finds nothing banned or unstorable (the
-full scans are skipped). These tests hold both to the slow paths' results on the
-fixtures and on documents mutated at random places with values near the schema's
-limits.
+validate_response validates with jsonschema-rs (policies/kernel/schemas.py), which must
+accept what jsonschema accepts and lead to the offenders jsonschema's errors led to,
+and trusts the pointer-free walk when it finds nothing banned or unstorable (the full
+scans are skipped). These tests hold both to the reference on the fixtures and on
+documents mutated at random places with values near the schema's limits. NaN and
+infinities are no JSON numbers: there only "jsonschema-rs accepts" implies "jsonschema
+accepts".
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import copy
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
@@ -25,13 +27,13 @@ from evidence.wsp.rules_envelope import (
     character_offenders,
     nothing_banned_or_unstorable,
 )
-from policies.fastschema import Unsupported, compile_schema
+from policies.kernel.schemas import Schema
 from tests import schema_mutations as mutations
+from tests import schema_reference as reference
 from tests.evidence.conftest import load
 
 FIXTURES = ["search", "extract", "cache_hit", "aggregate"]
 JSONSCHEMA = Draft202012Validator(wsp_validation.schema())
-CHECK = compile_schema(wsp_validation.schema())
 
 
 WORDS = sorted(set(mutations.schema_words(wsp_validation.schema())))
@@ -111,14 +113,14 @@ def mutated_documents(draw) -> Any:
     return document
 
 
-def test_the_shipped_schema_compiles_so_the_fast_path_is_used():
-    assert wsp_validation._fast_check() is not None
+def test_the_shipped_schema_compiles_with_jsonschema_rs():
+    assert isinstance(wsp_validation._validator(), Schema)
 
 
 @pytest.mark.parametrize("name", FIXTURES)
-def test_fixtures_are_accepted_by_both_checks(name):
+def test_fixtures_are_accepted_by_both_validators(name):
     document = load(name)
-    assert CHECK(document) is True
+    assert wsp_validation._validator().is_valid(document) is True
     assert JSONSCHEMA.is_valid(document)
     assert nothing_banned_or_unstorable(document)
 
@@ -127,8 +129,34 @@ def test_fixtures_are_accepted_by_both_checks(name):
     max_examples=400, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 @given(mutated_documents())
-def test_the_compiled_check_agrees_with_jsonschema(document):
-    assert CHECK(document) == JSONSCHEMA.is_valid(document)
+def test_jsonschema_rs_agrees_with_jsonschema(document):
+    ours = wsp_validation._validator().is_valid(document)
+    if reference.finite(document):
+        assert ours == JSONSCHEMA.is_valid(document)
+    elif ours:
+        assert JSONSCHEMA.is_valid(document)
+
+
+def _jsonschema_offenders(document: Any, synthesis: list[str]) -> list:
+    """What _schema_offenders answered when jsonschema found the errors."""
+    found = {}
+    for failure in reference.failures(JSONSCHEMA, document):
+        for offender in wsp_validation._from_error(failure):
+            if any(wsp_validation._within(offender.pointer, p) for p in synthesis):
+                continue
+            found.setdefault((offender.pointer, offender.code), offender)
+    return sorted(found.values(), key=lambda o: (o.pointer, o.code))
+
+
+@settings(
+    max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(mutated_documents())
+def test_the_schema_offenders_are_those_jsonschema_named(document):
+    assume(reference.finite(document))
+    _, synthesis = banned_scan(document)
+    expected = _jsonschema_offenders(document, synthesis)
+    assert wsp_validation._schema_offenders(document, synthesis) == expected
 
 
 @settings(
@@ -166,25 +194,3 @@ def test_members_of_the_wrong_shape_are_offenders_not_crashes(path, value):
     pointer = "/" + "/".join(map(str, path))
     offenders = validate_response(document)
     assert any(o.pointer.startswith(pointer) and o.code.startswith("schema.") for o in offenders)
-
-
-@pytest.mark.parametrize(
-    "schema",
-    [
-        {"uniqueItems": True},
-        {"type": "array", "prefixItems": [{"type": "string"}], "items": False},
-        {"multipleOf": 0.1},
-        {"unevaluatedProperties": False},
-        {"$ref": "other.json#/$defs/Id"},
-        {"$ref": "#named", "$defs": {"a": {"$anchor": "named"}}},
-        {"$dynamicRef": "#meta"},
-        {"properties": {"a": {"$id": "urn:elsewhere", "type": "string"}}},
-        {"$defs": {"a": {"$id": "urn:embedded"}}, "$ref": "urn:embedded"},
-        {"$schema": "http://json-schema.org/draft-07/schema#", "type": "string"},
-        {"then": {"type": "string"}},
-        {"type": "decimal"},
-    ],
-)
-def test_a_keyword_the_compiler_does_not_know_is_refused_not_guessed(schema):
-    with pytest.raises(Unsupported):
-        compile_schema(schema)

@@ -1,11 +1,13 @@
-"""The compiled schema checks of grounding.values.structured change no verdict and no offender.
+"""grounding.values.structured validates with jsonschema-rs and words what jsonschema found.
 
-_validate skips jsonschema when the compiled check (policies/fastschema.py) accepts a
-value, so for every shipped schema, and for profile schemas that compile, the check
-must accept exactly what jsonschema accepts with the same registry and format
-checker. These tests hold both to each other on the realistic examples of
-test_structured_schemas.py and the factories, mutated at random places with values
-near the schemas' limits.
+For every shipped schema, and for profile schemas using the keywords the shipped ones
+do not, jsonschema-rs (policies/kernel/schemas.py) must accept exactly what jsonschema
+accepts with the same registry and format checks, and the offenders _validate names
+must be those it named when jsonschema found the errors. These tests hold both to each
+other on the realistic examples of test_structured_schemas.py and the factories,
+mutated at random places with values near the schemas' limits. NaN and infinities are
+no JSON numbers: jsonschema-rs refuses them where a number is expected, jsonschema does
+not, so there only "jsonschema-rs accepts" implies "jsonschema accepts".
 """
 
 from __future__ import annotations
@@ -16,12 +18,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from grounding.values import structured
 from grounding.values.structured_rules import SEMANTIC_CHECKS
+from policies.kernel.schemas import Schema
 from tests import schema_mutations as mutations
+from tests import schema_reference as reference
 from tests.factories import BASE_PAYLOAD
 from tests.grounding.test_structured_schemas import BROKEN, SHA256, VALID
 
@@ -249,12 +256,43 @@ MUTATIONS = settings(
 )
 
 
+# -- the reference --------------------------------------------------------------------
+
+REGISTRY = Registry().with_resources(
+    (schema["$id"], Resource.from_contents(schema, default_specification=DRAFT202012))
+    for schema in structured._resources().values()
+)
+FORMAT_CHECKER = reference.format_checker(structured.FORMATS)
+
+
+def _jsonschema(schema: dict) -> Draft202012Validator:
+    return Draft202012Validator(schema, format_checker=FORMAT_CHECKER, registry=REGISTRY)
+
+
+JSONSCHEMA = {name: _jsonschema(structured._schema(name)) for name in NAMES}
+
+
+def _agree(ours: Schema, theirs: Draft202012Validator, value: Any) -> None:
+    if reference.finite(value):
+        assert ours.is_valid(value) == theirs.is_valid(value), value
+    elif ours.is_valid(value):
+        assert theirs.is_valid(value), value
+
+
+def _reference_offenders(theirs: Draft202012Validator, value: Any, prefix: str) -> list:
+    """The schema offenders _validate named when jsonschema found the errors."""
+    found = []
+    for failure in reference.best_failures(theirs, value):
+        found.extend(structured._offenders_for(failure, "", prefix))
+    return found
+
+
 # -- the shipped schemas -------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_shipped_schema_compiles_so_the_fast_path_is_used(name):
-    assert structured._fast_check(name) is not None
+def test_every_shipped_schema_compiles_with_jsonschema_rs(name):
+    assert isinstance(structured._validator(name), Schema)
 
 
 def test_every_shipped_schema_has_seeds_to_mutate():
@@ -262,35 +300,42 @@ def test_every_shipped_schema_has_seeds_to_mutate():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_the_compiled_check_agrees_with_jsonschema_on_every_seed(name):
-    check, validator = structured._fast_check(name), structured._validator(name)
+def test_jsonschema_rs_agrees_with_jsonschema_on_every_seed(name):
     for value in SEEDS[name]:
-        assert check(value) == validator.is_valid(value), value
+        _agree(structured._validator(name), JSONSCHEMA[name], value)
 
 
 @pytest.mark.parametrize("name", NAMES)
 @MUTATIONS
 @given(data=st.data())
-def test_the_compiled_check_agrees_with_jsonschema_on_mutated_values(name, data):
+def test_jsonschema_rs_agrees_with_jsonschema_on_mutated_values(name, data):
     value = data.draw(mutated_values(name))
-    assert structured._fast_check(name)(value) == structured._validator(name).is_valid(value)
+    _agree(structured._validator(name), JSONSCHEMA[name], value)
 
 
 def _jsonschema_only(name: str, value: Any) -> list:
-    """What _validate answered before the fast path: jsonschema, then the rules."""
-    offenders = list(structured._schema_offenders(structured._validator(name), value, "", "schema"))
+    """What _validate answered with jsonschema: its errors worded, then the rules."""
+    offenders = _reference_offenders(JSONSCHEMA[name], value, "schema")
     rules = SEMANTIC_CHECKS.get(name)
     if rules is not None:
         offenders.extend(rules(value, ""))
     return structured._dedupe(offenders)
 
 
-@pytest.mark.parametrize("name", ["selector", "anchor_result", "applicability_interval"])
+@pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=150, derandomize=True, deadline=None)
 @given(data=st.data())
-def test_validate_names_the_same_offenders_as_jsonschema_alone(name, data):
+def test_validate_names_the_same_offenders_as_jsonschema(name, data):
     value = data.draw(mutated_values(name))
+    assume(reference.finite(value))
     assert structured._validate(name, value) == _jsonschema_only(name, value)
+
+
+def test_nan_and_infinity_are_no_numbers():
+    for number in (float("nan"), float("inf"), float("-inf")):
+        value = {"metric_ref": "m", "metric_version": "v", "value": number}
+        offenders = structured.validate("metric_binding", value)
+        assert [(o.pointer, o.code) for o in offenders] == [("/value", "schema.type")]
 
 
 # -- profile schemas -------------------------------------------------------------------
@@ -400,31 +445,41 @@ def _canonical(schema: dict) -> str:
 
 @pytest.mark.parametrize(("name", "profile"), PROFILES)
 def test_profile_schemas_using_other_keywords_compile(name, profile):
-    assert structured._profile_fast_check(_canonical(profile)) is not None
+    assert isinstance(structured._profile_validator(_canonical(profile)), Schema)
 
 
 @pytest.mark.parametrize(("name", "profile"), PROFILES)
-def test_a_compiled_profile_schema_agrees_with_jsonschema_on_every_seed(name, profile):
-    canonical = _canonical(profile)
-    check = structured._profile_fast_check(canonical)
-    validator = structured._profile_validator(canonical)
+def test_a_profile_schema_agrees_with_jsonschema_on_every_seed(name, profile):
+    ours = structured._profile_validator(_canonical(profile))
+    theirs = _jsonschema(profile)
     for value in SEEDS[name]:
-        assert check(value) == validator.is_valid(value), value
+        _agree(ours, theirs, value)
 
 
 @pytest.mark.parametrize(("name", "profile"), PROFILES)
 @settings(max_examples=120, derandomize=True, deadline=None)
 @given(data=st.data())
-def test_a_compiled_profile_schema_agrees_with_jsonschema(name, profile, data):
+def test_a_profile_schema_agrees_with_jsonschema(name, profile, data):
     value = data.draw(mutated_values(name))
-    canonical = _canonical(profile)
-    expected = structured._profile_validator(canonical).is_valid(value)
-    assert structured._profile_fast_check(canonical)(value) == expected
+    _agree(structured._profile_validator(_canonical(profile)), _jsonschema(profile), value)
 
 
-def test_a_profile_schema_that_does_not_compile_is_still_enforced_by_jsonschema():
+@pytest.mark.parametrize(("name", "profile"), PROFILES)
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(data=st.data())
+def test_a_profile_schema_names_the_same_offenders_as_jsonschema(name, profile, data):
+    value = data.draw(mutated_values(name))
+    assume(reference.finite(value))
+    ours = structured._profile_validator(_canonical(profile))
+    # _validate compiles the canonical form (members sorted): jsonschema did too.
+    theirs = _jsonschema(json.loads(_canonical(profile)))
+    expected = structured._dedupe(_reference_offenders(theirs, value, "profile"))
+    assert structured._dedupe(structured._schema_offenders(ours, value, "", "profile")) == expected
+
+
+def test_a_profile_schema_with_unique_items_is_enforced():
+    # The keyword the home-made compiler left to jsonschema alone.
     profile = {"properties": {"qualifiers": {"uniqueItems": True}}}
-    assert structured._profile_fast_check(_canonical(profile)) is None
     offenders = structured.validate(
         "claim_scope", {"proposition": "p", "qualifiers": ["a", "a"]}, profile_schema=profile
     )
