@@ -1,19 +1,47 @@
-"""`make bench`: how fast the registry is, beside PostgreSQL's own limit.
+"""`make bench`: how fast the registry is, beside its limit measured in the same run.
 
-Runs on PostgreSQL only, in a fresh database, and writes bench/results.json.
-Sizes can be reduced for a quick look: BENCH_READ_LINKS, BENCH_HTTP_REQUESTS,
-BENCH_FANOUT_LINKS."""
+Runs on PostgreSQL only, in its own database (BENCH_DATABASE, default
+grounding_bench; dropped and recreated unless BENCH_REUSE_DB=1), prints one table
+(path | registry | limit in the same run | ratio | target | met?) and writes
+bench/results.json, whose `ratios` object holds each ratio with the two figures it
+divides. Steps and the knobs that size them (defaults in brackets):
+
+- baseline: COPY and executemany of the rows one registration writes, in
+  transactions of 1,000 links, into scratch tables. BENCH_BASELINE_LINKS [20000]
+- bulk_register: register_many, batches of 1,000, one writer and one writer process
+  per core. BENCH_BULK_BATCHES [10]
+- fanout: a change notification fanned out to every link of an answer and of a
+  source. BENCH_FANOUT_LINKS [100000]
+- wsp_import: one document per transaction, then import_wsp_documents in batches,
+  then a COPY of as many documents' rows in the same batches. BENCH_WSP_DOCS [100],
+  BENCH_WSP_BATCHED_DOCS [1000], BENCH_WSP_BATCH_SIZE [100]
+- http_register: under gunicorn, register, the bare one-insert floor and the naive
+  peer (bench/naive.py), the same clients and requests each. BENCH_HTTP_REQUESTS
+  [3000], BENCH_GUNICORN_WORKERS [2 per core], BENCH_GUNICORN_THREADS [1],
+  BENCH_GUNICORN_WORKER_CLASS [sync]
+- concurrency: 32 writers on one revision through two gunicorn servers.
+- memory: peak RSS (VmHWM) of a writer process during one 1,000-link bulk
+  registration and one batch import. BENCH_RSS_WSP_DOCS [100]
+- reads_at_scale: the link tables emptied, then grown by COPY to each size; at each,
+  the list page (p50 of 30 calls) and one raw psycopg query returning the same page
+  (its floor); then revisions/{1,100,1000}. BENCH_READ_LINKS [1000000] (sizes
+  10,000, 100,000, 1,000,000 up to it, and it), or BENCH_READ_SCALES=a,b,c.
+
+BENCH_ONLY=step,… runs some steps and keeps the others' figures from the last run;
+ratios are computed only from figures of the current run (each step carries its
+run_id)."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
+import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-PY = sys.executable
 # Its own database, dropped and recreated on each run unless BENCH_REUSE_DB=1.
 BENCH_DATABASE = os.environ.get("BENCH_DATABASE", "grounding_bench")
 
@@ -33,14 +61,6 @@ def _recreate_database(url: str) -> None:
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{BENCH_DATABASE}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{BENCH_DATABASE}"')
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def main() -> None:
@@ -64,10 +84,11 @@ def main() -> None:
     call_command("seed_demo", "--json", stdout=out)
     tokens = json.loads(out.getvalue())["tokens"]
 
-    from bench import report, workloads
+    from bench import ratios, report, workloads
 
     results_path = ROOT / "bench" / "results.json"
-    results: dict = {"database": "postgresql", "machine_cores": os.cpu_count()}
+    run_id = uuid.uuid4().hex
+    results: dict = {"database": "postgresql", "machine_cores": os.cpu_count(), "run_id": run_id}
     if os.environ.get("BENCH_ONLY") and results_path.exists():
         # A partial run adds to the figures of the last full one.
         results = {**json.loads(results_path.read_text()), **results}
@@ -78,6 +99,7 @@ def main() -> None:
         ("wsp_import", workloads.wsp_import),
         ("http_register", lambda: workloads.http_register(tokens)),
         ("concurrency", lambda: workloads.concurrency(tokens)),
+        ("memory", workloads.peak_rss),
         ("reads_at_scale", lambda: workloads.reads_at_scale(tokens)),
     ]
     only = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
@@ -85,10 +107,15 @@ def main() -> None:
         if only and name not in only:
             continue
         print(f"… {name}", flush=True)
-        results[name] = step()
+        started = time.perf_counter()
+        results[name] = {**step(), "run_id": run_id,
+                         "step_seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
+        results["ratios"] = ratios.compute(results)
         results_path.write_text(json.dumps(results, indent=2))
+    results["ratios"] = ratios.compute(results)
+    results_path.write_text(json.dumps(results, indent=2))
     report.print_table(results)
-    print(f"\nwrote {ROOT / 'bench' / 'results.json'}")
+    print(f"\nwrote {results_path}")
 
 
 if __name__ == "__main__":

@@ -76,45 +76,65 @@ def clone_rows(
         yield table, columns, rows
 
 
-def copy_links(conn, template, count, *, target_prefix="", vary=None, history_start=10_000_000):
-    """COPY `count` cloned links; returns (seconds, rows written).
+def copy_links(conn, template, count, *, target_prefix="", vary=None, history_start=10_000_000,
+               batch: int | None = None):  # fmt: skip
+    """COPY `count` cloned links, one transaction per `batch` links (all in one by
+    default); returns (seconds, rows written).
 
     The rows are built before the clock starts: the figure is the database's."""
     tables = list(clone_rows(template, count, vary=vary, history_start=history_start))
+    step = batch or count
+    return copy_batches(
+        conn,
+        [
+            [(table, columns, rows[start : start + step]) for table, columns, rows in tables]
+            for start in range(0, count, step)
+        ],
+        target_prefix=target_prefix,
+    )
+
+
+def copy_batches(conn, batches: list[list[tuple[str, list[str], list[tuple]]]], *,
+                 target_prefix: str = "") -> tuple[float, int]:  # fmt: skip
+    """COPY each batch's rows, table by table, and commit it; (seconds, rows written)."""
     started = time.perf_counter()
     written = 0
     with conn.cursor() as cur:
-        for table, columns, rows in tables:
-            column_list = ", ".join(f'"{c}"' for c in columns)
-            with cur.copy(f"COPY {target_prefix}{table} ({column_list}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-            written += len(rows)
-    conn.commit()
+        for batch in batches:
+            for table, columns, rows in batch:
+                column_list = ", ".join(f'"{c}"' for c in columns)
+                with cur.copy(f"COPY {target_prefix}{table} ({column_list}) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+                written += len(rows)
+            conn.commit()
     return time.perf_counter() - started, written
 
 
-def insert_links(conn, template, count, *, target_prefix=""):
+def insert_links(conn, template, count, *, target_prefix="", batch: int | None = None):
     """executemany of the same rows: the other way a driver can write them."""
     tables = list(clone_rows(template, count))
+    step = batch or count
     started = time.perf_counter()
     written = 0
     with conn.cursor() as cur:
-        for table, columns, rows in tables:
-            column_list = ", ".join(f'"{c}"' for c in columns)
-            marks = ", ".join(["%s"] * len(columns))
-            cur.executemany(
-                f"INSERT INTO {target_prefix}{table} ({column_list}) VALUES ({marks})", rows
-            )
-            written += len(rows)
-    conn.commit()
+        for start in range(0, count, step):
+            for table, columns, rows in tables:
+                column_list = ", ".join(f'"{c}"' for c in columns)
+                marks = ", ".join(["%s"] * len(columns))
+                cur.executemany(
+                    f"INSERT INTO {target_prefix}{table} ({column_list}) VALUES ({marks})",
+                    rows[start : start + step],
+                )
+                written += len(rows[start : start + step])
+            conn.commit()
     return time.perf_counter() - started, written
 
 
-def make_scratch_tables(conn, prefix: str) -> None:
+def make_scratch_tables(conn, prefix: str, tables=TABLES) -> None:
     """Copies of the real tables (defaults and indexes, no foreign keys)."""
     with conn.cursor() as cur:
-        for table in TABLES:
+        for table in tables:
             cur.execute(f"DROP TABLE IF EXISTS {prefix}{table}")
             cur.execute(
                 f"CREATE TABLE {prefix}{table} (LIKE {table} INCLUDING DEFAULTS INCLUDING INDEXES)"
@@ -122,7 +142,14 @@ def make_scratch_tables(conn, prefix: str) -> None:
     conn.commit()
 
 
-def truncate_scratch(conn, prefix: str) -> None:
+def truncate_scratch(conn, prefix: str, tables=TABLES) -> None:
     with conn.cursor() as cur:
-        cur.execute(", ".join(f"{prefix}{t}" for t in TABLES).join(("TRUNCATE ", "")))
+        cur.execute(", ".join(f"{prefix}{t}" for t in tables).join(("TRUNCATE ", "")))
+    conn.commit()
+
+
+def drop_scratch(conn, prefix: str, tables=TABLES) -> None:
+    with conn.cursor() as cur:
+        for table in tables:
+            cur.execute(f"DROP TABLE IF EXISTS {prefix}{table}")
     conn.commit()
