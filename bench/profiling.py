@@ -93,24 +93,39 @@ def main() -> None:
     parser.add_argument("--out", help="also write the raw profile here (snakeviz, pstats)")
     parser.add_argument(
         "--clock",
-        choices=("cpu", "wall"),
+        choices=("cpu", "wall", "none"),
         default="cpu",
         help="cpu (default): this process's CPU time, so waits on the database and on "
-        "a busy machine are left out; wall: elapsed time, waits included",
+        "a busy machine are left out; wall: elapsed time, waits included; none: no "
+        "cProfile (its overhead skews call-heavy code), for a sampling profiler: "
+        "py-spy record --format raw -- python -m bench.profiling … --clock none, then "
+        "keep the stacks through `measured`",
     )
+    parser.add_argument("--repeat", type=int, default=1, help="do the work this many times")
     args = parser.parse_args()
     _setup()
     # Warm (imports, caches, connection) outside the profile.
     units, work = _work(args.path, min(args.n, 20))
     work()
-    units, work = _work(args.path, args.n)
+    runs = [_work(args.path, args.n) for _ in range(args.repeat)]
+    units = sum(u for u, _ in runs)
+
+    def measured() -> None:
+        for _, work in runs:
+            work()
+
     profiler = cProfile.Profile(time.process_time if args.clock == "cpu" else time.perf_counter)
     started, cpu = time.perf_counter(), time.process_time()
-    profiler.runcall(work)
+    if args.clock == "none":
+        measured()
+    else:
+        profiler.runcall(measured)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     per_unit = f"{wall / units * 1e6:,.0f} µs wall, {cpu / units * 1e6:,.0f} µs CPU"
-    print(f"{args.path}: {units} units under cProfile; per unit {per_unit} of this process "
-          f"({args.clock} clock below)")  # fmt: skip
+    print(f"{args.path}: {units} units; per unit {per_unit} of this process "
+          f"({args.clock} clock)")  # fmt: skip
+    if args.clock == "none":
+        return
     if args.out:
         profiler.dump_stats(args.out)
     # Own time overall, then cumulative time overall and within the application.

@@ -6,25 +6,24 @@ grounding_bench; dropped and recreated unless BENCH_REUSE_DB=1), prints one tabl
 bench/results.json, whose `ratios` object holds each ratio with the two figures it
 divides. Steps and the knobs that size them (defaults in brackets):
 
-- baseline: COPY and executemany of the rows one registration writes, in
-  transactions of 1,000 links, into scratch tables. BENCH_BASELINE_LINKS [20000]
-- bulk_register: register_many, batches of 1,000, one writer and one writer process
-  per core. BENCH_BULK_BATCHES [10]
-- fanout: a change notification fanned out to every link of an answer and of a
-  source. BENCH_FANOUT_LINKS [100000]
+- bulk_register: register_many, batches of 1,000, each batch followed by a raw COPY
+  and an executemany of as many clones of its rows into scratch tables; then one
+  writer process per core. BENCH_BULK_BATCHES [10]
+- fanout: BENCH_FANOUT_LINKS [100000] links registered in bulk, then a change
+  notification fanned out to every link of their answer, and of their source.
 - wsp_import: one document per transaction, then import_wsp_documents in batches,
-  then a COPY of as many documents' rows in the same batches. BENCH_WSP_DOCS [100],
-  BENCH_WSP_BATCHED_DOCS [1000], BENCH_WSP_BATCH_SIZE [100]
+  each followed by a COPY of as many documents' rows into scratch tables.
+  BENCH_WSP_DOCS [100], BENCH_WSP_BATCHED_DOCS [1000], BENCH_WSP_BATCH_SIZE [100]
 - http_register: under gunicorn, register, the bare one-insert floor and the naive
-  peer (bench/naive.py), the same clients and requests each. BENCH_HTTP_REQUESTS
-  [3000], BENCH_GUNICORN_WORKERS [2 per core], BENCH_GUNICORN_THREADS [1],
-  BENCH_GUNICORN_WORKER_CLASS [sync]
+  peer (bench/naive.py), the same clients and requests each, taking turns in rounds.
+  BENCH_HTTP_REQUESTS [3000], BENCH_HTTP_ROUNDS [3], BENCH_GUNICORN_WORKERS [2 per
+  core], BENCH_GUNICORN_THREADS [1], BENCH_GUNICORN_WORKER_CLASS [sync]
 - concurrency: 32 writers on one revision through two gunicorn servers.
 - memory: peak RSS (VmHWM) of a writer process during one 1,000-link bulk
   registration and one batch import. BENCH_RSS_WSP_DOCS [100]
 - reads_at_scale: the link tables emptied, then grown by COPY to each size; at each,
-  the list page (p50 of 30 calls) and one raw psycopg query returning the same page
-  (its floor); then revisions/{1,100,1000}. BENCH_READ_LINKS [1000000] (sizes
+  the list page and one raw psycopg query returning the same page (its floor), taking
+  turns, p50 of 30 calls each; then revisions/{1,100,1000}. BENCH_READ_LINKS [1000000] (sizes
   10,000, 100,000, 1,000,000 up to it, and it), or BENCH_READ_SCALES=a,b,c.
 
 BENCH_ONLY=step,… runs some steps and keeps the others' figures from the last run;
@@ -93,7 +92,6 @@ def main() -> None:
         # A partial run adds to the figures of the last full one.
         results = {**json.loads(results_path.read_text()), **results}
     steps = [
-        ("baseline", workloads.baseline),
         ("bulk_register", workloads.bulk_register),
         ("fanout", workloads.fanout),
         ("wsp_import", workloads.wsp_import),

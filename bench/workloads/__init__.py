@@ -1,7 +1,7 @@
 """The benchmark's measurements, one function per step; each returns a dict of
 figures for bench/results.json.
 
-writes: COPY baseline, bulk registration, change fan-out. wsp: WSP import and the
+writes: bulk registration beside COPY, change fan-out. wsp: WSP import and the
 COPY of its rows. serving: HTTP under gunicorn (register, floor, naive peer) and
 32 writers on one revision. memory: peak RSS of a writer process. reads: list pages
 at each corpus size beside the raw query, revisions/{n}.
@@ -10,11 +10,10 @@ at each corpus size beside the raw query, revisions/{n}.
 from bench.workloads.memory import peak_rss
 from bench.workloads.reads import reads_at_scale
 from bench.workloads.serving import concurrency, http_register
-from bench.workloads.writes import baseline, bulk_register, fanout
+from bench.workloads.writes import bulk_register, fanout
 from bench.workloads.wsp import wsp_import
 
 __all__ = [
-    "baseline",
     "bulk_register",
     "concurrency",
     "fanout",

@@ -24,9 +24,12 @@ def env_int(name: str, default: int) -> int:
 
 
 def raw_conn():
+    """A plain psycopg connection that prepares no statement (prepare_threshold None):
+    each execution is planned, as each of the registry's is (Django's client-side
+    binding cursors prepare none)."""
     import psycopg
 
-    return psycopg.connect(os.environ["DATABASE_URL"])
+    return psycopg.connect(os.environ["DATABASE_URL"], prepare_threshold=None)
 
 
 def template_link() -> uuid.UUID:

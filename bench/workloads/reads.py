@@ -1,5 +1,5 @@
 """Reads at scale: a list page at each corpus size beside one raw psycopg query
-returning the same page (its floor), and revisions/{n} of a link with 1,000.
+returning the same page (its floor), and revisions/{n} of a link with 1,000 revisions.
 
 The corpus is the link tables alone: the step empties them (the earlier steps'
 figures are taken by then) and COPYs clones of one registered link up to each size,
@@ -90,11 +90,11 @@ def scales() -> list[int]:
     return sorted({s for s in SCALES if s < largest} | {largest})
 
 
-def _vary(table, columns, values, index):
-    if "record_state" in columns:
-        values[columns.index("record_state")] = ("candidate", "admitted")[index % 2]
-    if "support_kind" in columns:
-        values[columns.index("support_kind")] = KINDS[index % 4]
+# Clone n's states: every other one admitted, the support kinds in turn.
+VARY = {
+    "record_state": "(ARRAY['candidate', 'admitted'])[mod(n, 2) + 1]",
+    "support_kind": f"(ARRAY[{', '.join(repr(k) for k in KINDS)}])[mod(n, 4) + 1]",
+}
 
 
 def _empty_link_tables() -> None:
@@ -107,15 +107,16 @@ def _empty_link_tables() -> None:
 
 
 def _grow(template, target: int) -> float:
-    """COPY clones of the template until the link table holds `target` links."""
-    missing = target - app.GroundingLink.objects.count()
+    """Clones of the template, made in the database, until the link table holds
+    `target` links; then ANALYZE."""
+    have = app.GroundingLink.objects.count()
+    missing = target - have
     started = time.perf_counter()
-    chunk = 50_000
+    chunk = 100_000
     with raw_conn() as conn:
-        start = 50_000_000 + app.GroundingLink.history.count()
         for offset in range(0, max(0, missing), chunk):
-            seed.copy_links(conn, template, min(chunk, missing - offset), vary=_vary,
-                            history_start=start + offset)  # fmt: skip
+            seed.grow_links(conn, template, min(chunk, missing - offset), first=have + offset,
+                            history_start=50_000_000, vary=VARY)  # fmt: skip
         conn.execute("ANALYZE")
         conn.commit()
     return time.perf_counter() - started
@@ -138,16 +139,32 @@ def _timed(client, url: str, n: int = CALLS) -> tuple[list[float], int]:
     return samples, queries
 
 
-def _raw_page(conn, n: int = CALLS) -> tuple[list[float], list[str]]:
-    """n timed executions (after one untimed) of RAW_PAGE, fetching every row; the ids."""
-    rows = conn.execute(RAW_PAGE, FILTER).fetchall()
-    samples = []
+def _list_beside_raw(client, conn, n: int = CALLS) -> dict:
+    """n timed GETs of the list page, each followed by one timed RAW_PAGE (fetching
+    every row), after one untimed of each; so that a busy machine slows both alike."""
+    from django.test.utils import CaptureQueriesContext
+
+    page = [link["grounding_id"] for link in client.get(LIST).json()["results"]]
+    raw_ids = [str(row[0]) for row in conn.execute(RAW_PAGE, FILTER).fetchall()]
+    assert raw_ids == page, "the raw query and the list disagree on the page"
+    listed, raw = [], []
     for _ in range(n):
+        with CaptureQueriesContext(connection) as ctx:
+            started = time.perf_counter()
+            response = client.get(LIST)
+            listed.append(time.perf_counter() - started)
+        assert response.status_code == 200, response.content[:300]
         started = time.perf_counter()
         conn.execute(RAW_PAGE, FILTER).fetchall()
-        samples.append(time.perf_counter() - started)
+        raw.append(time.perf_counter() - started)
     conn.rollback()
-    return samples, [str(row[0]) for row in rows]
+    return {
+        "list_page_size": len(page),
+        "list_queries": len(ctx.captured_queries),
+        "list_p50_ms": p50_ms(listed),
+        "list_p99_ms": ms(percentile(listed, 0.99)),
+        "raw_p50_ms": p50_ms(raw),
+    }
 
 
 def reads_at_scale(tokens: dict) -> dict:
@@ -165,19 +182,12 @@ def reads_at_scale(tokens: dict) -> dict:
         if app.GroundingLink.objects.count() > size:
             continue
         seconds = _grow(template, size)
-        samples, queries = _timed(client, LIST)
-        page = [link["grounding_id"] for link in client.get(LIST).json()["results"]]
         with raw_conn() as conn:
-            raw_samples, raw_ids = _raw_page(conn)
-        assert raw_ids == page, "the raw query and the list disagree on the page"
+            figures = _list_beside_raw(client, conn)
         at[str(size)] = {
             "links": app.GroundingLink.objects.count(),
             "seed_seconds": round(seconds, 1),
-            "list_page_size": len(page),
-            "list_queries": queries,
-            "list_p50_ms": p50_ms(samples),
-            "list_p99_ms": ms(percentile(samples, 0.99)),
-            "raw_p50_ms": p50_ms(raw_samples),
+            **figures,
         }
     largest = at[max(at, key=int)] if at else {}
     return {

@@ -69,9 +69,9 @@ def gunicorn(ports: list[int], workers: int, threads: int):
             proc.wait(timeout=20)
 
 
-def load(ports, path, token, bodies, *, clients, requests, seconds, method="POST", if_match="",
-         barrier=False) -> dict:  # fmt: skip
-    """Run bench.loadgen against the servers; its figures."""
+def _loadgen(ports, path, token, bodies, *, clients, requests, seconds, method="POST",
+             if_match="", barrier=False) -> dict:  # fmt: skip
+    """Run bench.loadgen against the servers: its wall seconds, latencies and statuses."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(bodies, handle)
     command = [
@@ -85,22 +85,33 @@ def load(ports, path, token, bodies, *, clients, requests, seconds, method="POST
         command.append("--barrier")
     output = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout
     os.unlink(handle.name)
-    data = json.loads(output)
-    latencies = data["latencies"]
+    return json.loads(output)
+
+
+def _summary(runs: list[dict]) -> dict:
+    """One figure of one or more load generator runs."""
+    latencies = [latency for run in runs for latency in run["latencies"]]
+    wall = sum(run["wall_seconds"] for run in runs)
+    statuses: dict[str, int] = {}
+    for run in runs:
+        for status, count in run["statuses"].items():
+            statuses[status] = statuses.get(status, 0) + count
     return {
         "requests": len(latencies),
-        "wall_seconds": round(data["wall_seconds"], 3),
-        "req_per_s": round(len(latencies) / data["wall_seconds"], 1),
+        "wall_seconds": round(wall, 3),
+        "req_per_s": round(len(latencies) / wall, 1),
         "p50_ms": ms(percentile(latencies, 0.50)),
         "p99_ms": ms(percentile(latencies, 0.99)),
-        "statuses": data["statuses"],
+        "statuses": statuses,
     }
 
 
 def http_register(tokens: dict) -> dict:
-    """Register, the bare one-insert floor and the naive peer (bench.naive), one after
-    another on the same gunicorn, each with the same clients and requests."""
+    """Register, the bare one-insert floor and the naive peer (bench.naive) on the same
+    gunicorn, the same clients and requests each, in BENCH_HTTP_ROUNDS rounds that take
+    turns, so that a busy machine slows all three alike."""
     requests = env_int("BENCH_HTTP_REQUESTS", 3000)
+    rounds = env_int("BENCH_HTTP_ROUNDS", 3)
     workers = env_int("BENCH_GUNICORN_WORKERS", 2 * (os.cpu_count() or 2))
     threads = env_int("BENCH_GUNICORN_THREADS", 1)
     port = _free_port()
@@ -110,13 +121,17 @@ def http_register(tokens: dict) -> dict:
     naive = [naive_payload(generate.register_payload(2_100_000 + i)) for i in range(200)]
     endpoints = {"register": (REGISTER, bodies), "bare_insert_floor": ("/bench/bare/", [{}]),
                  "naive_peer": ("/bench/naive/", naive)}  # fmt: skip
-    figures = {}
+    runs: dict[str, list[dict]] = {name: [] for name in endpoints}
     with gunicorn([port], workers, threads):
-        for name, (path, sent) in endpoints.items():
-            # Warm every worker on this endpoint before measuring.
-            load([port], path, token, sent, clients=CLIENTS, requests=200, seconds=20)
-            figures[name] = load([port], path, token, sent, clients=CLIENTS, requests=requests,
-                                 seconds=60)  # fmt: skip
+        for path, sent in endpoints.values():
+            # Warm every worker on every endpoint before measuring.
+            _loadgen([port], path, token, sent, clients=CLIENTS, requests=200, seconds=20)
+        for turn in range(rounds):
+            share = requests // rounds + (1 if turn < requests % rounds else 0)
+            for name, (path, sent) in endpoints.items():
+                runs[name].append(_loadgen([port], path, token, sent, clients=CLIENTS,
+                                           requests=share, seconds=60))  # fmt: skip
+    figures = {name: _summary(done) for name, done in runs.items()}
     for name, result in figures.items():
         if result["statuses"].get("201", 0) != result["requests"]:
             # Kept, and flagged: a failed request is a figure of its own.
@@ -126,6 +141,7 @@ def http_register(tokens: dict) -> dict:
         "gunicorn_workers": workers,
         "gunicorn_threads": threads,
         "clients": CLIENTS,
+        "rounds": rounds,
         **figures,
         "targets": {"req_per_s": 300, "p99_ms": 100},
     }
@@ -139,9 +155,9 @@ def concurrency(tokens: dict) -> dict:
         {"owner_ref": f"role:writer-{i}", "revision_reason": f"writer {i}"} for i in range(32)
     ]
     with gunicorn(ports, 2, 2):
-        result = load(ports, f"{REGISTER}{grounding_id}/", tokens["curator"], bodies,
-                      clients=32, requests=32, seconds=60, method="PATCH", if_match='"1"',
-                      barrier=True)  # fmt: skip
+        result = _summary([_loadgen(ports, f"{REGISTER}{grounding_id}/", tokens["curator"],
+                                    bodies, clients=32, requests=32, seconds=60,
+                                    method="PATCH", if_match='"1"', barrier=True)])  # fmt: skip
     link = app.GroundingLink.objects.get(pk=grounding_id)
     history = app.GroundingLink.history.filter(grounding_id=grounding_id).count()
     return {

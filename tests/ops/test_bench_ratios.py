@@ -11,10 +11,10 @@ RUN = "run-a"
 def _results(**overrides) -> dict:
     results = {
         "run_id": RUN,
-        "baseline": {"run_id": RUN, "copy_links_per_s": 9000},
-        "bulk_register": {"run_id": RUN, "links_per_s": 6000,
+        "bulk_register": {"run_id": RUN, "links_per_s": 6000, "copy": {"links_per_s": 9000},
                           "concurrent": {"writers": 2, "per_s": 7000}},
-        "fanout": {"run_id": RUN, "links_per_s": 4500, "source": {"links_per_s": 5000}},
+        "fanout": {"run_id": RUN, "links_per_s": 4500, "register_links_per_s": 6000,
+                   "source": {"links_per_s": 5000}},
         "wsp_import": {"run_id": RUN, "observations_per_s": 2000, "batch_size": 100,
                        "copy": {"observations_per_s": 5000}},
         "http_register": {"run_id": RUN, "register": {"req_per_s": 400.0, "p99_ms": 80.5},
@@ -66,7 +66,7 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
 
 def test_a_figure_of_another_run_gives_no_ratio():
     results = _results()
-    results["baseline"]["run_id"] = "run-earlier"
+    results["bulk_register"]["run_id"] = "run-earlier"
     got = ratios.compute(results)
     assert got["copy_over_bulk"] == {
         "ratio": None, "registry": None, "limit": None, "unit": "links/s",
