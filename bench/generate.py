@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from evidence.wsp.builders import projected_text
+from bench.app import projected_text
 
 WORDS = [
     "bridge",

@@ -1,14 +1,42 @@
-"""`make bench`: how fast the registry is, beside PostgreSQL's own limit.
+"""`make bench`: how fast the registry is, beside its limit measured in the same run.
 
-Runs on PostgreSQL only, in a fresh database, and writes bench/results.json.
-Sizes can be reduced for a quick look: BENCH_READ_LINKS, BENCH_HTTP_REQUESTS,
-BENCH_FANOUT_LINKS."""
+Runs on PostgreSQL only, in its own database (BENCH_DATABASE, default
+grounding_bench; dropped and recreated unless BENCH_REUSE_DB=1), prints one table
+(path | registry | limit in the same run | ratio | target | met?) and writes
+bench/results.json, whose `ratios` object holds each ratio with the two figures it
+divides. Steps and the knobs that size them (defaults in brackets):
+
+- bulk_register: register_many, batches of 1,000, each batch followed by a raw COPY
+  and an executemany of as many clones of its rows into scratch tables; then one
+  writer process per core. BENCH_BULK_BATCHES [10]
+- fanout: BENCH_FANOUT_LINKS [100000] links registered in bulk, then a change
+  notification fanned out to every link of their answer, and of their source.
+- wsp_import: one document per transaction, then import_wsp_documents in batches,
+  each followed by a COPY of as many documents' rows into scratch tables.
+  BENCH_WSP_DOCS [100], BENCH_WSP_BATCHED_DOCS [1000], BENCH_WSP_BATCH_SIZE [100]
+- http_register: under gunicorn, register, the bare one-insert floor and the naive
+  peer (bench/naive.py), the same clients and requests each, taking turns in rounds.
+  BENCH_HTTP_REQUESTS [3000], BENCH_HTTP_ROUNDS [3], BENCH_GUNICORN_WORKERS [2 per
+  core], BENCH_GUNICORN_THREADS [1], BENCH_GUNICORN_WORKER_CLASS [sync]
+- concurrency: 32 writers on one revision through two gunicorn servers.
+- memory: peak RSS (VmHWM) of a writer process during one 1,000-link bulk
+  registration and one batch import. BENCH_RSS_WSP_DOCS [100]
+- reads_at_scale: the link tables emptied, then grown by COPY to each size; at each,
+  the list page and one raw psycopg query returning the same page (its floor), taking
+  turns, p50 of 30 calls each; then revisions/{1,100,1000}. BENCH_READ_LINKS [1000000] (sizes
+  10,000, 100,000, 1,000,000 up to it, and it), or BENCH_READ_SCALES=a,b,c.
+
+BENCH_ONLY=step,… runs some steps and keeps the others' figures from the last run;
+ratios are computed only from figures of the current run (each step carries its
+run_id)."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
+import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -34,14 +62,6 @@ def _recreate_database(url: str) -> None:
         conn.execute(f'CREATE DATABASE "{BENCH_DATABASE}"')
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
-    return ordered[index]
-
-
 def main() -> None:
     url = _bench_database_url()
     # BENCH_REUSE_DB=1 keeps an earlier run's database (the 1,000,000-link corpus).
@@ -63,20 +83,21 @@ def main() -> None:
     call_command("seed_demo", "--json", stdout=out)
     tokens = json.loads(out.getvalue())["tokens"]
 
-    from bench import report, workloads
+    from bench import ratios, report, workloads
 
     results_path = ROOT / "bench" / "results.json"
-    results: dict = {"database": "postgresql", "machine_cores": os.cpu_count()}
+    run_id = uuid.uuid4().hex
+    results: dict = {"database": "postgresql", "machine_cores": os.cpu_count(), "run_id": run_id}
     if os.environ.get("BENCH_ONLY") and results_path.exists():
         # A partial run adds to the figures of the last full one.
         results = {**json.loads(results_path.read_text()), **results}
     steps = [
-        ("baseline", workloads.baseline),
         ("bulk_register", workloads.bulk_register),
         ("fanout", workloads.fanout),
         ("wsp_import", workloads.wsp_import),
         ("http_register", lambda: workloads.http_register(tokens)),
         ("concurrency", lambda: workloads.concurrency(tokens)),
+        ("memory", workloads.peak_rss),
         ("reads_at_scale", lambda: workloads.reads_at_scale(tokens)),
     ]
     only = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
@@ -84,10 +105,15 @@ def main() -> None:
         if only and name not in only:
             continue
         print(f"… {name}", flush=True)
-        results[name] = step()
+        started = time.perf_counter()
+        results[name] = {**step(), "run_id": run_id,
+                         "step_seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
+        results["ratios"] = ratios.compute(results)
         results_path.write_text(json.dumps(results, indent=2))
+    results["ratios"] = ratios.compute(results)
+    results_path.write_text(json.dumps(results, indent=2))
     report.print_table(results)
-    print(f"\nwrote {ROOT / 'bench' / 'results.json'}")
+    print(f"\nwrote {results_path}")
 
 
 if __name__ == "__main__":

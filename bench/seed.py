@@ -1,4 +1,4 @@
-"""COPY helpers: the database's own limit, and the 1,000,000-link read corpus.
+"""COPY helpers: the database's own limit; and the 1,000,000-link read corpus.
 
 Rows are cloned from a template link that the real service registered, so every
 column holds what the real path writes (history rows included)."""
@@ -45,7 +45,7 @@ def _adapt(value: Any) -> Any:
 
 
 def clone_rows(
-    template: dict[str, tuple], count: int, *, vary=None, history_start: int = 10_000_000
+    template: dict[str, tuple], count: int, *, history_start: int = 10_000_000
 ) -> Iterator[tuple[str, list[str], list[tuple]]]:
     """Rows for `count` new links, table by table, with fresh ids."""
     ids = []
@@ -70,51 +70,112 @@ def clone_rows(
                 values[columns.index("history_id")] = history_start + index
             if table == "policies_auditevent":
                 values[columns.index("event_id")] = uuid.uuid4()
-            if vary is not None:
-                vary(table, columns, values, index)
             rows.append(tuple(_adapt(v) for v in values))
         yield table, columns, rows
 
 
-def copy_links(conn, template, count, *, target_prefix="", vary=None, history_start=10_000_000):
-    """COPY `count` cloned links; returns (seconds, rows written).
+Batch = list[tuple[str, list[str], list[tuple]]]  # (table, columns, rows), parents first
 
-    The rows are built before the clock starts: the figure is the database's."""
-    tables = list(clone_rows(template, count, vary=vary, history_start=history_start))
+
+def link_batches(template, count: int, *, batch: int | None = None,
+                 history_start: int = 10_000_000) -> list[Batch]:  # fmt: skip
+    """`count` cloned links' rows in batches of `batch` links (one batch by default).
+
+    Built in Python before any clock starts: what is timed is the COPY."""
+    tables = list(clone_rows(template, count, history_start=history_start))
+    step = batch or count
+    return [
+        [(table, columns, rows[start : start + step]) for table, columns, rows in tables]
+        for start in range(0, count, step)
+    ]
+
+
+def copy_batches(conn, batches: list[Batch], *, target_prefix: str = "") -> tuple[float, int]:
+    """COPY each batch's rows, table by table, and commit it; (seconds, rows written)."""
     started = time.perf_counter()
     written = 0
     with conn.cursor() as cur:
-        for table, columns, rows in tables:
-            column_list = ", ".join(f'"{c}"' for c in columns)
-            with cur.copy(f"COPY {target_prefix}{table} ({column_list}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-            written += len(rows)
-    conn.commit()
+        for batch in batches:
+            for table, columns, rows in batch:
+                column_list = ", ".join(f'"{c}"' for c in columns)
+                with cur.copy(f"COPY {target_prefix}{table} ({column_list}) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+                written += len(rows)
+            conn.commit()
     return time.perf_counter() - started, written
 
 
-def insert_links(conn, template, count, *, target_prefix=""):
-    """executemany of the same rows: the other way a driver can write them."""
-    tables = list(clone_rows(template, count))
+def insert_batches(conn, batches: list[Batch], *, target_prefix: str = "") -> tuple[float, int]:
+    """executemany of the same rows, the other way a driver can write them; one
+    transaction per batch; (seconds, rows written)."""
     started = time.perf_counter()
     written = 0
     with conn.cursor() as cur:
-        for table, columns, rows in tables:
+        for batch in batches:
+            for table, columns, rows in batch:
+                column_list = ", ".join(f'"{c}"' for c in columns)
+                marks = ", ".join(["%s"] * len(columns))
+                cur.executemany(
+                    f"INSERT INTO {target_prefix}{table} ({column_list}) VALUES ({marks})", rows
+                )
+                written += len(rows)
+            conn.commit()
+    return time.perf_counter() - started, written
+
+
+def grow_links(conn, template, count: int, *, first: int, history_start: int,
+               vary: dict[str, str] | None = None) -> None:  # fmt: skip
+    """Clone the template link `count` times inside the database (INSERT … SELECT over
+    generate_series: no row crosses the wire, so a 1,000,000-link corpus takes
+    minutes), in one transaction. Clone n (from `first`) gets fresh UUIDs, history ids
+    from `history_start` + n, and, for a column named in `vary`, the SQL expression
+    given there (of n)."""
+    t_link = template["grounding_groundinglink"][1][
+        template["grounding_groundinglink"][0].index("grounding_id")
+    ]
+    t_statement = template["grounding_statementbinding"][1][0]
+    t_passage = template["grounding_passagebinding"][1][0]
+    mapped = {t_link: "i.link", t_statement: "i.statement", t_passage: "i.passage"}
+    with conn.cursor() as cur:
+        # The clones' references hold by construction: the foreign-key triggers (a
+        # check per row and key) are skipped for this transaction (superuser only).
+        cur.execute("SET LOCAL session_replication_role = replica")
+        cur.execute(
+            "CREATE TEMP TABLE bench_ids ON COMMIT DROP AS SELECT n, gen_random_uuid() AS link,"
+            " gen_random_uuid() AS statement, gen_random_uuid() AS passage"
+            " FROM generate_series(%s::bigint, %s::bigint) AS n",
+            [first, first + count - 1],
+        )
+        for table in TABLES:
+            columns, row = template[table]
+            select = []
+            for column, value in zip(columns, row, strict=True):
+                if column == "history_id":
+                    select.append(f"{int(history_start)} + i.n")
+                elif column == "event_id":
+                    select.append("gen_random_uuid()")
+                elif vary and column in vary:
+                    select.append(vary[column])
+                elif isinstance(value, uuid.UUID) and value in mapped:
+                    select.append(mapped[value])
+                else:
+                    select.append(f't."{column}"')
+            # The template's own row: by its history id, or by its key (first column).
+            key = "history_id" if "history_id" in columns else columns[0]
             column_list = ", ".join(f'"{c}"' for c in columns)
-            marks = ", ".join(["%s"] * len(columns))
-            cur.executemany(
-                f"INSERT INTO {target_prefix}{table} ({column_list}) VALUES ({marks})", rows
+            cur.execute(
+                f"INSERT INTO {table} ({column_list}) SELECT {', '.join(select)} "
+                f'FROM bench_ids i, (SELECT * FROM {table} WHERE "{key}" = %s) t',
+                [row[columns.index(key)]],
             )
-            written += len(rows)
     conn.commit()
-    return time.perf_counter() - started, written
 
 
-def make_scratch_tables(conn, prefix: str) -> None:
+def make_scratch_tables(conn, prefix: str, tables=TABLES) -> None:
     """Copies of the real tables (defaults and indexes, no foreign keys)."""
     with conn.cursor() as cur:
-        for table in TABLES:
+        for table in tables:
             cur.execute(f"DROP TABLE IF EXISTS {prefix}{table}")
             cur.execute(
                 f"CREATE TABLE {prefix}{table} (LIKE {table} INCLUDING DEFAULTS INCLUDING INDEXES)"
@@ -122,7 +183,14 @@ def make_scratch_tables(conn, prefix: str) -> None:
     conn.commit()
 
 
-def truncate_scratch(conn, prefix: str) -> None:
+def truncate_scratch(conn, prefix: str, tables=TABLES) -> None:
     with conn.cursor() as cur:
-        cur.execute(", ".join(f"{prefix}{t}" for t in TABLES).join(("TRUNCATE ", "")))
+        cur.execute(", ".join(f"{prefix}{t}" for t in tables).join(("TRUNCATE ", "")))
+    conn.commit()
+
+
+def drop_scratch(conn, prefix: str, tables=TABLES) -> None:
+    with conn.cursor() as cur:
+        for table in tables:
+            cur.execute(f"DROP TABLE IF EXISTS {prefix}{table}")
     conn.commit()

@@ -1,11 +1,13 @@
-"""The registry's URLs plus one bare DRF endpoint doing a single insert: the floor
-against which the real register endpoint is compared."""
+"""The registry's URLs plus the bench's two comparison endpoints: a bare DRF endpoint
+doing a single insert (the floor) and the naive peer (bench.naive)."""
 
+from django.conf import settings
 from django.urls import include, path
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from policies.models import AuditEvent
+from bench.app import AuditEvent
+from bench.naive import NaiveRegister
 
 
 class BareInsert(APIView):
@@ -16,5 +18,6 @@ class BareInsert(APIView):
 
 urlpatterns = [
     path("bench/bare/", BareInsert.as_view()),
-    path("", include("grounding.project.urls")),
+    path("bench/naive/", NaiveRegister.as_view()),
+    path("", include(settings.REGISTRY_URLCONF)),
 ]

@@ -4,7 +4,9 @@ as a second app server would have, started by workloads.concurrent_writers.
 `--kind register` registers `--batches` batches of 1,000 links; `--kind wsp` imports
 `--batches` batches of `--batch-size` generated WSP responses. Indices start at
 `--offset` so writers never collide. Work starts at the wall-clock `--start`; the
-start and end times and the units written (links or observations) are printed as JSON.
+start and end times, the units written (links or observations) and the process's
+resident memory (VmRSS before the work, VmHWM: its peak during the work) are printed
+as JSON.
 """
 
 from __future__ import annotations
@@ -31,13 +33,10 @@ def main() -> None:
     import django
 
     django.setup()
-    from django.contrib.auth import get_user_model
 
-    from bench import generate
-    from evidence.services.wsp_import import import_wsp_documents
-    from grounding import services
+    from bench import app, generate
 
-    curator = get_user_model().objects.get(username="demo-curator")
+    curator = app.curator()
     size = args.batch_size
     if args.kind == "register":
         batches = [
@@ -46,7 +45,7 @@ def main() -> None:
         ]
 
         def write(batch: list) -> int:
-            services.register_many(actor=curator, items=batch)
+            app.register_many(actor=curator, items=batch)
             return len(batch)
 
         warm = [generate.register_payload(args.offset - 1)]
@@ -58,7 +57,7 @@ def main() -> None:
         ]
 
         def write(batch: list) -> int:
-            outcomes = import_wsp_documents(actor=curator, documents=batch)
+            outcomes = app.import_wsp_documents(actor=curator, documents=batch)
             assert all(getattr(o, "created", False) for o in outcomes), outcomes
             return sum(len(d["observations"]) for d in batch)
 
@@ -66,9 +65,36 @@ def main() -> None:
     # Warm this process (imports, caches, connection) before the common start.
     write(warm)
     time.sleep(max(0.0, args.start - time.time()))
+    rss_before = _status_mb("VmRSS")
+    _reset_peak()
     started = time.time()
     units = sum(write(batch) for batch in batches)
-    print(json.dumps({"started": started, "ended": time.time(), "units": units}))
+    ended = time.time()
+    peak = _status_mb("VmHWM")
+    print(json.dumps({"started": started, "ended": ended, "units": units,
+                      "rss_before_mb": rss_before, "peak_rss_mb": peak}))  # fmt: skip
+
+
+def _status_mb(key: str) -> float | None:
+    """A memory figure of this process from /proc/self/status, in MB (None elsewhere)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith(f"{key}:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak() -> None:
+    """VmHWM back to the current RSS (Linux: clear_refs 5), so the peak read after the
+    work is the work's, not start-up's."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
+            handle.write("5")
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

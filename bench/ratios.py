@@ -1,0 +1,228 @@
+"""The registry beside its limit in the same run: the `ratios` of bench/results.json.
+
+Each ratio divides two figures of results.json. Every step's figures carry the
+`run_id` of the run that measured them (a BENCH_ONLY run keeps the other steps'
+figures from an earlier one), and a ratio is computed only when both of its
+figures come from the current run.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    "≤": operator.le,
+    "<": operator.lt,
+    "≥": operator.ge,
+    ">": operator.gt,
+    "=": operator.eq,
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    op: str
+    value: float
+
+    def met(self, figure: float | None) -> bool | None:
+        return None if figure is None else _OPS[self.op](figure, self.value)
+
+    def __str__(self) -> str:
+        value = f"{self.value:.1f}" if isinstance(self.value, float) else f"{self.value:,}"
+        return f"{self.op} {value}"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure of results.json: the step that measured it and its keys within."""
+
+    step: str
+    keys: tuple[str, ...]
+    unit: str
+    label: str = ""
+
+    def get(self, results: dict) -> float | None:
+        value: Any = results.get(self.step)
+        for key in self.keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value if isinstance(value, int | float) else None
+
+
+@dataclass(frozen=True)
+class Ratio:
+    key: str
+    path: str
+    registry: Figure
+    limit: Figure
+    # True: limit ÷ registry (how many times the limit is faster); False: registry ÷ limit.
+    limit_over_registry: bool
+    target: Target
+
+
+RATIOS = (
+    Ratio("copy_over_bulk", "bulk registration (register_many, 1 writer)",
+          Figure("bulk_register", ("links_per_s",), "links/s"),
+          Figure("bulk_register", ("copy", "links_per_s"), "links/s", "COPY of its rows"),
+          True, Target("≤", 2.0)),
+    Ratio("copy_over_wsp", "WSP import (import_wsp_documents, batches)",
+          Figure("wsp_import", ("observations_per_s",), "obs/s"),
+          Figure("wsp_import", ("copy", "observations_per_s"), "obs/s", "COPY of its rows"),
+          True, Target("≤", 2.0)),
+    Ratio("floor_over_register", "HTTP register (gunicorn)",
+          Figure("http_register", ("register", "req_per_s"), "req/s"),
+          Figure("http_register", ("bare_insert_floor", "req_per_s"), "req/s",
+                 "bare one-insert DRF endpoint"),
+          True, Target("≤", 2.0)),
+    Ratio("register_over_naive_peer", "HTTP register vs the naive peer",
+          Figure("http_register", ("register", "req_per_s"), "req/s"),
+          Figure("http_register", ("naive_peer", "req_per_s"), "req/s",
+                 "DRF ModelSerializer + save()"),
+          False, Target("≥", 1.0)),
+    Ratio("list_over_raw", "list page of 50, p50 at the largest size",
+          Figure("reads_at_scale", ("list_p50_ms",), "ms"),
+          Figure("reads_at_scale", ("raw_p50_ms",), "ms",
+                 "one psycopg query, no HTTP (the floor)"),
+          False, Target("≤", 3.0)),
+    Ratio("fanout_over_bulk", "change fan-out (answer change)",
+          Figure("fanout", ("links_per_s",), "links/s"),
+          Figure("fanout", ("register_links_per_s",), "links/s",
+                 "bulk registration of the same links"),
+          False, Target("≥", 1.0)),
+)  # fmt: skip
+
+# Flat in size: the largest p50 over the smallest.
+SCALING = {
+    "list_scaling": ("list page p50 across corpus sizes", ("scales",), "list_p50_ms"),
+    "revisions_scaling": ("revisions/{1, 100, 1000} p50", ("revisions",), "p50_ms"),
+}
+SCALING_TARGET = Target("≤", 1.5)
+
+
+def _same_run(results: dict, *steps: str) -> bool:
+    run = results.get("run_id")
+    return all(isinstance(results.get(s), dict) and results[s].get("run_id") == run for s in steps)
+
+
+def scaling_figures(results: dict, key: str) -> dict[str, float]:
+    """{size: p50 ms} of one scaling ratio, smallest size first."""
+    _, keys, leaf = SCALING[key]
+    step = results.get("reads_at_scale") or {}
+    for k in keys:
+        step = step.get(k) or {}
+    figures = {size: v[leaf] for size, v in step.items() if isinstance(v, dict) and leaf in v}
+    return dict(sorted(figures.items(), key=lambda item: int(item[0])))
+
+
+def compute(results: dict) -> dict[str, dict]:
+    """The `ratios` object: each ratio with the two figures it divides, its target and
+    whether it is met; None figures where a step did not run in this run."""
+    out: dict[str, dict] = {}
+    for r in RATIOS:
+        same = _same_run(results, r.registry.step, r.limit.step)
+        registry = r.registry.get(results) if same else None
+        limit = r.limit.get(results) if same else None
+        value = None
+        if registry and limit:
+            value = round(limit / registry if r.limit_over_registry else registry / limit, 2)
+        out[r.key] = {"ratio": value, "registry": registry, "limit": limit,
+                      "unit": r.registry.unit, "target": str(r.target),
+                      "met": r.target.met(value)}  # fmt: skip
+    for key in SCALING:
+        figures = scaling_figures(results, key) if _same_run(results, "reads_at_scale") else {}
+        value = None
+        if len(figures) >= 2 and min(figures.values()) > 0:
+            value = round(max(figures.values()) / min(figures.values()), 2)
+        out[key] = {"ratio": value, "p50_ms": figures, "target": str(SCALING_TARGET),
+                    "met": SCALING_TARGET.met(value)}  # fmt: skip
+    return out
+
+
+def _fmt(value: Any, unit: str = "") -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float) and not value.is_integer():
+        text = f"{value:,.2f}" if value < 100 else f"{value:,.0f}"
+    else:
+        text = f"{int(value):,}"
+    return f"{text} {unit}".strip()
+
+
+def _met(value: bool | None) -> str:
+    return {True: "yes", False: "NO", None: "—"}[value]
+
+
+def ratio_rows(results: dict, ratios: dict[str, dict]) -> list[tuple[str, ...]]:
+    """Table rows (path, registry, limit in the same run, ratio, target, met?)."""
+    rows = []
+    for r in RATIOS:
+        got = ratios[r.key]
+        rows.append((
+            f"{r.path} [{r.key}]",
+            _fmt(got["registry"], r.registry.unit),
+            f"{r.limit.label}: {_fmt(got['limit'], r.limit.unit)}",
+            _fmt(got["ratio"]) + ("×" if got["ratio"] is not None else ""),
+            got["target"],
+            _met(got["met"]),
+        ))  # fmt: skip
+    for key, (path, _, _) in SCALING.items():
+        got = ratios[key]
+        sizes = " / ".join(_fmt(v, "ms") for v in got["p50_ms"].values()) or "—"
+        at = " / ".join(f"{int(s):,}" for s in got["p50_ms"])
+        rows.append((f"{path} [{key}]", sizes, f"at {at}" if at else "—",
+                     _fmt(got["ratio"]) + ("×" if got["ratio"] is not None else ""),
+                     got["target"], _met(got["met"])))  # fmt: skip
+    return rows
+
+
+def absolute_rows(results: dict) -> list[tuple[str, ...]]:
+    """Rows of figures held to an absolute target (or shown for context), same columns."""
+    rows: list[tuple[str, ...]] = []
+
+    def row(path: str, figure: Figure, target: Target | None = None, limit: str = "—") -> None:
+        # Held to `target`, in the figure's unit; without one, shown for context.
+        value = figure.get(results)
+        shown = f"{target} {figure.unit}".strip() if target else ""
+        rows.append((path, _fmt(value, figure.unit), limit, "—", shown,
+                     _met(target.met(value)) if target else ""))  # fmt: skip
+
+    per_s = Target("≥", 5000)
+    b = results.get("bulk_register") or {}
+    c = b.get("concurrent") or {}
+    row(f"bulk registration, {c.get('writers', '?')} writers",
+        Figure("bulk_register", ("concurrent", "per_s"), "links/s"), per_s)  # fmt: skip
+    row("bulk registration, 1 writer", Figure("bulk_register", ("links_per_s",), "links/s"),
+        per_s)  # fmt: skip
+    w = results.get("wsp_import") or {}
+    row(f"WSP import, batches of {w.get('batch_size', '?')}",
+        Figure("wsp_import", ("observations_per_s",), "obs/s"), per_s)  # fmt: skip
+    wc = w.get("concurrent") or {}
+    row(f"WSP import, {wc.get('writers', '?')} writers",
+        Figure("wsp_import", ("concurrent", "per_s"), "obs/s"), per_s)  # fmt: skip
+    row("bulk registration rows by executemany (context)",
+        Figure("bulk_register", ("executemany", "links_per_s"), "links/s"))  # fmt: skip
+    row("WSP import, one document per transaction",
+        Figure("wsp_import", ("per_document_observations_per_s",), "obs/s"))  # fmt: skip
+    row("change fan-out (source change)", Figure("fanout", ("source", "links_per_s"), "links/s"))
+    row("HTTP register", Figure("http_register", ("register", "req_per_s"), "req/s"),
+        Target("≥", 300))  # fmt: skip
+    row("HTTP register p99", Figure("http_register", ("register", "p99_ms"), "ms"),
+        Target("<", 100))  # fmt: skip
+    row("32 writers on one revision: successes",
+        Figure("concurrency", ("successes",), ""), Target("=", 1))  # fmt: skip
+    row("32 writers on one revision: lost updates",
+        Figure("concurrency", ("lost_updates",), ""), Target("=", 0))  # fmt: skip
+    s = results.get("reads_at_scale") or {}
+    row(f"list page of 50 (of {s.get('links', 0):,} links): queries",
+        Figure("reads_at_scale", ("list_queries",), ""), Target("≤", 6))  # fmt: skip
+    row("list page of 50 p50", Figure("reads_at_scale", ("list_p50_ms",), "ms"),
+        Target("<", 30))  # fmt: skip
+    m = results.get("memory") or {}
+    rss = Target("<", 300)
+    row(f"peak RSS, {m.get('bulk_register', {}).get('links', '?')}-link bulk registration",
+        Figure("memory", ("bulk_register", "peak_rss_mb"), "MB"), rss)  # fmt: skip
+    row(f"peak RSS, {m.get('wsp_import', {}).get('documents', '?')}-document batch import",
+        Figure("memory", ("wsp_import", "peak_rss_mb"), "MB"), rss)  # fmt: skip
+    return [r for r in rows if r[1] != "—"]

@@ -1,0 +1,24 @@
+"""The benchmark's measurements, one function per step; each returns a dict of
+figures for bench/results.json.
+
+writes: bulk registration beside COPY, change fan-out. wsp: WSP import and the
+COPY of its rows. serving: HTTP under gunicorn (register, floor, naive peer) and
+32 writers on one revision. memory: peak RSS of a writer process. reads: list pages
+at each corpus size beside the raw query, revisions/{n}.
+"""
+
+from bench.workloads.memory import peak_rss
+from bench.workloads.reads import reads_at_scale
+from bench.workloads.serving import concurrency, http_register
+from bench.workloads.writes import bulk_register, fanout
+from bench.workloads.wsp import wsp_import
+
+__all__ = [
+    "bulk_register",
+    "concurrency",
+    "fanout",
+    "http_register",
+    "peak_rss",
+    "reads_at_scale",
+    "wsp_import",
+]

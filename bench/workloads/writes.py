@@ -1,0 +1,107 @@
+"""Bulk writes: register_many beside the COPY of the rows one registration writes
+(its limit, batch by batch), and change-notification fan-out beside the bulk
+registration of the same links."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from bench import app, generate, seed
+from bench.workloads.common import BATCH, concurrent_writers, env_int, raw_conn, template_link
+
+
+def bulk_register() -> dict:
+    """register_many through the service layer, batches of 1,000 links with history and
+    audit, each batch followed by its limit: a raw psycopg COPY, then an executemany,
+    of as many clones of the rows one registration writes, into scratch copies of the
+    tables (their indexes, no foreign keys), one transaction per batch. Interleaved, so
+    that a busy machine slows both alike."""
+    batches = env_int("BENCH_BULK_BATCHES", 10)
+    curator = app.curator()
+    template_id = template_link()
+    registry, copy, many = [], [], []
+    rows = 0
+    offset = 1_000_000
+    with raw_conn() as conn:
+        template = seed.template_rows(conn, template_id)
+        seed.make_scratch_tables(conn, "bench_")
+        for batch in range(batches):
+            items = [generate.register_payload(offset + batch * BATCH + i) for i in range(BATCH)]
+            clones = seed.link_batches(template, BATCH, history_start=10_000_000 + batch * BATCH)
+            started = time.perf_counter()
+            app.register_many(actor=curator, items=items)
+            registry.append(time.perf_counter() - started)
+            seconds, written = seed.copy_batches(conn, clones, target_prefix="bench_")
+            copy.append(seconds)
+            rows += written
+            seed.truncate_scratch(conn, "bench_")
+            many.append(seed.insert_batches(conn, clones, target_prefix="bench_")[0])
+            seed.truncate_scratch(conn, "bench_")
+        seed.drop_scratch(conn, "bench_")
+    links = BATCH * batches
+    return {
+        "batches": batches,
+        "batch_size": BATCH,
+        "links_per_s": round(links / sum(registry)),
+        "batch_p50_ms": round(statistics.median(registry) * 1000, 1),
+        "copy": {
+            "rows_per_link": rows // links,
+            "links_per_s": round(links / sum(copy)),
+            "rows_per_s": round(rows / sum(copy)),
+        },
+        "executemany": {"links_per_s": round(links / sum(many))},
+        "concurrent": concurrent_writers(
+            "register", batches=batches, batch_size=BATCH, offset=3_000_000
+        ),
+        "target_links_per_s": 5000,
+    }
+
+
+def fanout() -> dict:
+    """A change notification fanned out to BENCH_FANOUT_LINKS links through the bulk
+    writer in batches (one transaction each): an answer change (a new statement binding
+    per link) and a source change of the same links, in links per second."""
+    import resource
+
+    count = env_int("BENCH_FANOUT_LINKS", 100000)
+    curator = app.curator()
+    answer = "urn:bench:answer:fanout@1"
+    source = "https://example.org/bench/fanout"
+    offset = 40_000_000
+    # The links are registered first, in bulk: that registration, minutes before the
+    # fan-out on the same tables, is what fanout_over_bulk compares it with.
+    register_seconds = 0.0
+    for start in range(0, count, BATCH):
+        items = []
+        for i in range(start, min(count, start + BATCH)):
+            item = generate.register_payload(offset + i)
+            item["statement"]["answer_revision_ref"] = answer
+            item["passage"]["source_revision_binding"]["source_ref"] = source
+            items.append(item)
+        started = time.perf_counter()
+        app.register_many(actor=curator, items=items)
+        register_seconds += time.perf_counter() - started
+    figures = {"links": count, "batch_size": app.FANOUT_BATCH_SIZE,
+               "register_seconds": round(register_seconds, 1),
+               "register_links_per_s": round(count / register_seconds)}  # fmt: skip
+    for kind, subject in (("answer", answer), ("source", source)):
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        started = time.perf_counter()
+        outcome = app.notify_change(
+            actor=curator,
+            payload={"dimension": app.DIMENSION, "change_ref": f"urn:bench:change:{kind}",
+                     "kind": kind, "subject_ref": subject,
+                     "observed_at": "2026-12-01T09:00:00Z", "reason": "bench"},
+        )  # fmt: skip
+        seconds = time.perf_counter() - started
+        assert outcome.notification.affected == count, outcome.notification.affected
+        figures[kind] = {
+            "seconds": round(seconds, 2),
+            "links_per_s": round(count / seconds),
+            "max_rss_growth_mb": round(
+                (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024, 1
+            ),
+        }
+    figures["links_per_s"] = figures["answer"]["links_per_s"]
+    return figures

@@ -1,0 +1,120 @@
+"""The benchmark's ratios and table (bench/ratios.py, bench/report.py), from a
+results.json-shaped dict: no database, no benchmark run."""
+
+from __future__ import annotations
+
+from bench import ratios, report
+
+RUN = "run-a"
+
+
+def _results(**overrides) -> dict:
+    results = {
+        "run_id": RUN,
+        "bulk_register": {"run_id": RUN, "links_per_s": 6000, "copy": {"links_per_s": 9000},
+                          "concurrent": {"writers": 2, "per_s": 7000}},
+        "fanout": {"run_id": RUN, "links_per_s": 4500, "register_links_per_s": 6000,
+                   "source": {"links_per_s": 5000}},
+        "wsp_import": {"run_id": RUN, "observations_per_s": 2000, "batch_size": 100,
+                       "copy": {"observations_per_s": 5000}},
+        "http_register": {"run_id": RUN, "register": {"req_per_s": 400.0, "p99_ms": 80.5},
+                          "bare_insert_floor": {"req_per_s": 700.0},
+                          "naive_peer": {"req_per_s": 320.0}},
+        "reads_at_scale": {"run_id": RUN, "links": 1_000_000, "list_p50_ms": 24.0,
+                           "raw_p50_ms": 6.0, "list_queries": 6,
+                           "scales": {"100000": {"list_p50_ms": 22.0},
+                                      "10000": {"list_p50_ms": 20.0},
+                                      "1000000": {"list_p50_ms": 24.0}},
+                           "revisions": {"1": {"p50_ms": 10.0}, "100": {"p50_ms": 11.0},
+                                         "1000": {"p50_ms": 16.0}}},
+        "memory": {"run_id": RUN, "bulk_register": {"links": 1000, "peak_rss_mb": 120.5},
+                   "wsp_import": {"documents": 100, "peak_rss_mb": 310.0}},
+    }  # fmt: skip
+    results.update(overrides)
+    return results
+
+
+def test_each_ratio_divides_its_two_figures_of_the_same_run():
+    got = ratios.compute(_results())
+    assert {k: v["ratio"] for k, v in got.items()} == {
+        "copy_over_bulk": 1.5,  # 9000 / 6000
+        "copy_over_wsp": 2.5,  # 5000 / 2000
+        "floor_over_register": 1.75,  # 700 / 400
+        "register_over_naive_peer": 1.25,  # 400 / 320
+        "list_over_raw": 4.0,  # 24 / 6
+        "fanout_over_bulk": 0.75,  # 4500 / 6000
+        "list_scaling": 1.2,  # 24 / 20
+        "revisions_scaling": 1.6,  # 16 / 10
+    }
+    assert {k: v["met"] for k, v in got.items()} == {
+        "copy_over_bulk": True,
+        "copy_over_wsp": False,
+        "floor_over_register": True,
+        "register_over_naive_peer": True,
+        "list_over_raw": False,
+        "fanout_over_bulk": False,
+        "list_scaling": True,
+        "revisions_scaling": False,
+    }
+    assert got["copy_over_bulk"] == {
+        "ratio": 1.5, "registry": 6000, "limit": 9000, "unit": "links/s",
+        "target": "≤ 2.0", "met": True,
+    }  # fmt: skip
+    # Smallest size first, whatever the order in results.json.
+    assert got["list_scaling"]["p50_ms"] == {"10000": 20.0, "100000": 22.0, "1000000": 24.0}
+
+
+def test_a_figure_of_another_run_gives_no_ratio():
+    results = _results()
+    results["bulk_register"]["run_id"] = "run-earlier"
+    got = ratios.compute(results)
+    assert got["copy_over_bulk"] == {
+        "ratio": None, "registry": None, "limit": None, "unit": "links/s",
+        "target": "≤ 2.0", "met": None,
+    }  # fmt: skip
+    # The ratios whose figures are all of this run are still there.
+    assert got["fanout_over_bulk"]["ratio"] == 0.75
+
+
+def test_a_step_that_did_not_run_gives_no_ratio_and_one_size_no_scaling():
+    results = _results()
+    del results["http_register"]
+    results["reads_at_scale"]["scales"] = {"10000": {"list_p50_ms": 20.0}}
+    got = ratios.compute(results)
+    assert got["floor_over_register"]["ratio"] is None
+    assert got["register_over_naive_peer"]["met"] is None
+    assert got["list_scaling"] == {
+        "ratio": None, "p50_ms": {"10000": 20.0}, "target": "≤ 1.5", "met": None,
+    }  # fmt: skip
+
+
+def test_table_rows_show_registry_limit_ratio_target_and_verdict():
+    relative, absolute = report.rows(_results())
+    assert report.COLUMNS == ("path", "registry", "limit in the same run", "ratio", "target",
+                              "met?")  # fmt: skip
+    assert relative[0] == (
+        "bulk registration (register_many, 1 writer) [copy_over_bulk]",
+        "6,000 links/s",
+        "COPY of its rows: 9,000 links/s",
+        "1.50×",
+        "≤ 2.0",
+        "yes",
+    )
+    assert relative[4][1:] == (
+        "24 ms", "one psycopg query, no HTTP (the floor): 6 ms", "4×", "≤ 3.0", "NO",
+    )  # fmt: skip
+    assert relative[6] == (
+        "list page p50 across corpus sizes [list_scaling]",
+        "20 ms / 22 ms / 24 ms",
+        "at 10,000 / 100,000 / 1,000,000",
+        "1.20×",
+        "≤ 1.5",
+        "yes",
+    )
+    by_path = {row[0]: row for row in absolute}
+    assert by_path["peak RSS, 100-document batch import"] == (
+        "peak RSS, 100-document batch import", "310 MB", "—", "—", "< 300 MB", "NO",
+    )  # fmt: skip
+    assert by_path["HTTP register p99"][1:] == ("80.50 ms", "—", "—", "< 100 ms", "yes")
+    # Figures of steps that did not run (concurrency) are left out.
+    assert not [p for p in by_path if p.startswith("32 writers")]
