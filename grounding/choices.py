@@ -88,13 +88,6 @@ class RebindRequirement(models.TextChoices):
     REVIEW_REQUIRED = "review_required", "review required"
 
 
-class RelatedLinkRelation(models.TextChoices):
-    EQUIVALENT = "equivalent", "equivalent"
-    SUPERSEDES = "supersedes", "supersedes"
-    SUPERSEDED_BY = "superseded_by", "superseded by"
-    DISTINCT = "distinct", "intentionally distinct"
-
-
 class ProjectionFormat(models.TextChoices):
     NATIVE = "native", "native"
     WEB_ANNOTATION = "web-annotation", "W3C Web Annotation"
@@ -111,3 +104,15 @@ class ChangeKind(models.TextChoices):
     ASSESSMENT = "assessment", "assessment"
     # Recorded by the review-deadline sweep (`recheck_due`), never posted by a client.
     REVIEW_DUE = "review_due", "review deadline passed"
+
+
+# POST /groundings/from-citations/: the provider response formats read (one parser
+# each, grounding.services.citations) and the units a provider's offsets may count in.
+CITATION_FORMATS: tuple[str, ...] = (
+    "anthropic-messages",
+    "openai-responses",
+    "gemini-generate-content",
+    "crw-extract",
+    "crw-search",
+)
+OFFSET_UNITS: tuple[str, ...] = ("codepoint", "utf16", "utf8")

@@ -23,13 +23,6 @@ from policies import audit
 from policies.choices import Role
 from policies.services import require_active, require_published, require_role
 
-WITHDRAWAL_FIELDS = {
-    "reason": "ref",
-    "authority_ref": "ref",
-    "scope": "opt_ref",
-    "decision_ref": "opt_ref",
-}
-
 
 @operation("withdraw")
 def withdraw(
@@ -41,15 +34,7 @@ def withdraw(
     require_published(link.profile, allow_retired=True)
     require_not_withdrawn(link)
     require_revision(link, expected_revision)
-    refuse_invalid(
-        inputs.validate_group(
-            "withdrawal",
-            withdrawal,
-            fields=WITHDRAWAL_FIELDS,
-            required=("reason", "authority_ref"),
-            pointer="",
-        )
-    )
+    refuse_invalid(inputs.validate_group(inputs.WITHDRAWAL, withdrawal, pointer=""))
     record = Withdrawal.objects.create(
         link=link,
         grounding_revision=link.revision,
