@@ -104,3 +104,15 @@ class ChangeKind(models.TextChoices):
     ASSESSMENT = "assessment", "assessment"
     # Recorded by the review-deadline sweep (`recheck_due`), never posted by a client.
     REVIEW_DUE = "review_due", "review deadline passed"
+
+
+# POST /groundings/from-citations/: the provider response formats read (one parser
+# each, grounding.services.citations) and the units a provider's offsets may count in.
+CITATION_FORMATS: tuple[str, ...] = (
+    "anthropic-messages",
+    "openai-responses",
+    "gemini-generate-content",
+    "crw-extract",
+    "crw-search",
+)
+OFFSET_UNITS: tuple[str, ...] = ("codepoint", "utf16", "utf8")

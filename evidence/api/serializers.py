@@ -1,19 +1,36 @@
-"""Output shapes of the evidence API. Writes go through evidence.services.wsp_import, never here."""
+"""Shapes of the evidence API. Writes go through evidence.services.wsp_import, never here."""
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
+from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
-from policies.web.openapi_schemas import converted_file
+from policies.kernel.openapi_schemas import converted_file
 
-# The request body of a WSP import: the shipped JSON Schema the import validates
-# with, as one OpenAPI component (the cross-field rules are evidence.wsp's).
 WSP_RESPONSE_V3 = converted_file(
     Path(__file__).resolve().parent.parent / "wsp" / "schema" / "response_v3.json",
     "evidence/wsp/schema/response_v3.json",
 )
+
+
+class WspResponseV3Serializer(serializers.Serializer):
+    """The body of a WSP import: one ResponseV3 document (docs/wsp.md). Described by the
+    shipped JSON Schema the import validates it with (`evidence.wsp`), not by fields
+    declared twice; the cross-field rules beyond the schema are evidence.wsp's."""
+
+
+class WspResponseV3Schema(OpenApiSerializerExtension):
+    """WspResponseV3Serializer in OpenAPI: the shipped schema, as one named component."""
+
+    target_class = WspResponseV3Serializer
+
+    def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+        # A copy: postprocessing hooks edit components in place (enums become refs).
+        return copy.deepcopy(WSP_RESPONSE_V3)
 
 
 class ImportedPassageSerializer(serializers.Serializer):

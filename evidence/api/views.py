@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import django_filters
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import generics, status
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from evidence.api.serializers import WSP_RESPONSE_V3, ImportReportSerializer, PassageSerializer
+from evidence.api.serializers import (
+    ImportReportSerializer,
+    PassageSerializer,
+    WspResponseV3Serializer,
+)
 from evidence.models import Passage
 from evidence.reader import PASSAGE_READERS
 from evidence.selectors import passages_for_list
 from evidence.services.wsp_import import import_wsp_document
-from policies.api.serializers import problem_responses
 from policies.choices import DisclosableField
 from policies.kernel.refusals import Refusal
-from policies.reader import reader_for
+from policies.web.openapi import api_operation
 from policies.web.pagination import CursorPagination
+from policies.web.views import ApiView
 
 # Filters on disclosed members, by the disclosable field that covers them.
 FILTER_FIELDS = {"canonical_url": DisclosableField.PASSAGE_LOCATOR}
@@ -43,14 +45,13 @@ class PassageFilter(django_filters.FilterSet):
         fields = ["execution_id", "canonical_url", "content_sha256"]
 
 
-class WspImportView(APIView):
+class WspImportView(ApiView):
     """POST one WSP v3 ResponseV3: 201 on first import, 200 on an identical replay."""
 
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(
+    @api_operation(
         summary="Import one WSP v3 ResponseV3 document into a Dimension (curator)",
-        request={"application/json": WSP_RESPONSE_V3},
+        description="POST one WSP v3 ResponseV3: 201 on first import, 200 on an identical replay.",
+        request=WspResponseV3Serializer,
         parameters=[
             OpenApiParameter(
                 "dimension",
@@ -60,12 +61,8 @@ class WspImportView(APIView):
                 "of exactly one Dimension.",
             )
         ],
-        responses={
-            201: ImportReportSerializer,
-            200: ImportReportSerializer,
-            **problem_responses(400, 401, 403, 404, 409, 413, 415, 422, 429),
-        },
-        tags=["evidence"],
+        responses={201: ImportReportSerializer, 200: ImportReportSerializer},
+        errors=(400, 404, 409, 422),
     )
     def post(self, request: Request) -> Response:
         result = import_wsp_document(
@@ -78,10 +75,9 @@ class WspImportView(APIView):
         )
 
 
-class PassageListView(generics.GenericAPIView):
+class PassageListView(ApiView, generics.GenericAPIView):
     """The passages of the Dimensions where the caller is a curator or steward."""
 
-    permission_classes = [IsAuthenticated]
     serializer_class = PassageSerializer
     pagination_class = PassageCursorPagination
     filterset_class = PassageFilter
@@ -89,13 +85,14 @@ class PassageListView(generics.GenericAPIView):
     def get_queryset(self):
         return passages_for_list()
 
-    @extend_schema(
+    @api_operation(
         summary="The passages of your Dimensions (curators and stewards)",
-        responses={200: PassageSerializer(many=True), **problem_responses(400, 401, 403, 404, 429)},
-        tags=["evidence"],
+        description="The passages of the Dimensions where the caller is a curator or steward.",
+        responses={200: PassageSerializer(many=True)},
+        errors=(400, 404),
     )
     def get(self, request: Request) -> Response:
-        reader = reader_for(request)
+        reader = self.reader()
         if not reader.holds(*PASSAGE_READERS):
             raise Refusal("role_required", "reading evidence needs a curator or steward role.")
         # A filter on a withheld member must not select by its value.
@@ -107,16 +104,14 @@ class PassageListView(generics.GenericAPIView):
         return self.get_paginated_response(reader.read_many(page))
 
 
-class PassageDetailView(APIView):
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(
+class PassageDetailView(ApiView):
+    @api_operation(
         summary="A passage of your Dimensions (curators and stewards)",
-        responses={200: PassageSerializer, **problem_responses(401, 403, 404, 429)},
-        tags=["evidence"],
+        responses={200: PassageSerializer},
+        errors=(404,),
     )
     def get(self, request: Request, passage_id) -> Response:
         passage = passages_for_list().filter(pk=passage_id).first()
         if passage is None:
             raise Refusal("not_found", "no passage of yours has this id.")
-        return Response(reader_for(request).read(passage))
+        return Response(self.reader().read(passage))

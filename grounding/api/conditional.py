@@ -33,7 +33,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils.cache import patch_vary_headers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -176,10 +175,14 @@ def not_modified(revision: int) -> Response:
 
 
 class ConditionalMixin:
-    """For API views: responses vary by credentials, since what a reader sees
-    depends on their disclosure decisions."""
+    """For views of a link or an evidence set, on top of `policies.web.views.ApiView`:
+    responses carry the aggregate's ETag, mutations name the revision they expect."""
 
-    def finalize_response(self, request, response, *args, **kwargs):
-        response = super().finalize_response(request, response, *args, **kwargs)
-        patch_vary_headers(response, ("Authorization", "Cookie"))
-        return response
+    request: Request
+
+    def expected(self, *, action: str, grounding_id: Any = None) -> tuple[int, Any]:
+        """`expected_revision` of this view's request."""
+        return expected_revision(self.request, action=action, grounding_id=grounding_id)
+
+    def tagged(self, response: Response, revision: int) -> Response:
+        return with_etag(response, revision)

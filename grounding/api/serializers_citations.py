@@ -1,43 +1,12 @@
-"""OpenAPI shapes of POST /api/v1/groundings/from-citations/ (API.md "Candidate links
-from citations"). Documentation only: `grounding.services.citations.check_request` and the
-parsers validate the request, `grounding.services.citations.report` builds the answer."""
+"""The answer of POST /api/v1/groundings/from-citations/ (API.md "Candidate links
+from citations"): the report `grounding.services.citations.report` builds. The
+request body is declared in `grounding.bodies`."""
 
 from __future__ import annotations
 
 from rest_framework import serializers
 
-from grounding.api.serializers import PassageSerializer
-from grounding.choices import UseBasis
-from grounding.services.citations import FORMATS, MAX_ANSWER_REF, OFFSET_UNITS
-
-
-def _opt(**kwargs) -> serializers.CharField:
-    return serializers.CharField(required=False, allow_null=True, **kwargs)
-
-
-class FromCitationsRequestSerializer(serializers.Serializer):
-    dimension = serializers.CharField(help_text="A Dimension where you are a curator.")
-    profile = serializers.CharField(help_text="name@version of a published profile.")
-    answer_revision_ref = serializers.CharField(max_length=MAX_ANSWER_REF)
-    format = serializers.ChoiceField(choices=list(FORMATS))
-    payload = serializers.DictField(help_text="The provider's response object, as returned.")
-    passages = serializers.DictField(
-        child=PassageSerializer(),
-        help_text="The provider's document key (Anthropic document index, OpenAI url or "
-        "file id, Gemini grounding-chunk index as a string, crw citation or source url) "
-        "⇒ the passage it stands for.",
-    )
-    owner_ref = _opt()
-    language = _opt()
-    media_type = _opt()
-    use_basis = serializers.ChoiceField(
-        choices=UseBasis.choices, required=False, allow_null=True, help_text="Default unknown."
-    )
-    generation_evidence_ref = _opt()
-    asserted_at = serializers.DateTimeField(required=False, allow_null=True)
-    offset_unit = serializers.ChoiceField(
-        choices=list(OFFSET_UNITS), required=False, allow_null=True
-    )
+from grounding.choices import CITATION_FORMATS
 
 
 class SpanSerializer(serializers.Serializer):
@@ -83,7 +52,7 @@ class CitationCountsSerializer(serializers.Serializer):
 
 class FromCitationsReportSerializer(serializers.Serializer):
     answer_revision_ref = serializers.CharField()
-    format = serializers.ChoiceField(choices=list(FORMATS))
+    format = serializers.ChoiceField(choices=list(CITATION_FORMATS))
     request_sha256 = serializers.CharField()
     created = serializers.IntegerField()
     replayed = serializers.BooleanField()

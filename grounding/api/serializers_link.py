@@ -1,8 +1,9 @@
 """The link as read (API.md "The link as read"): one serializer per group, as
 `grounding.representation.link_document` builds it and `grounding.reader` cuts it.
 
-Documentation only: the reader renders the link. A group, or a member of one, that
-the reader's disclosure decisions do not cover is absent and named in `withheld`,
+Documentation only: the reader renders the link, and answers embed its document
+through `LinkDocumentField`, unchanged. A group, or a member of one, that the
+reader's disclosure decisions do not cover is absent and named in `withheld`,
 so disclosable members are not required; a disposed link reads as its tombstone
 (grounding_id, revision, record_state "disposed", dimension, receipt_ref, policy_ref,
 observed_at, disposed_at), so only those four members are always there.
@@ -10,10 +11,10 @@ observed_at, disposed_at), so only those four members are always there.
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from evidence.choices import AccessLabel
-from grounding.api.schema_values import structured
 from grounding.choices import (
     DisplayState,
     MembershipRole,
@@ -26,6 +27,7 @@ from grounding.choices import (
     UseBasis,
     Verdict,
 )
+from grounding.values.fields import structured
 from policies.choices import DisclosableField
 
 
@@ -209,3 +211,9 @@ class ProjectedFieldsSerializer(LinkSerializer):
     revision = None
     display_state = None
     withheld = None
+
+
+@extend_schema_field(LinkSerializer)
+class LinkDocumentField(serializers.JSONField):
+    """A link document as the reader built it (`grounding.reader`), rendered unchanged:
+    what of a link is shown is the reader's decision, never a serializer's."""

@@ -6,38 +6,26 @@ Each view parses, calls one service, and renders through the request's reader
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
-from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
-from rest_framework.views import APIView
 
 from grounding import services
 from grounding.api import conditional, examples
 from grounding.api.filters import FILTER_GROUPS, LinkCursorPagination, LinkFilter
-from grounding.api.schema import IF_NONE_MATCH, operation
-from grounding.api.serializers import (
-    ApiRootSerializer,
-    BulkRegisterSerializer,
-    BulkResultSerializer,
-    LinkSerializer,
-    RegisterSerializer,
-    ReviseSerializer,
-)
+from grounding.api.serializers import ApiRootSerializer, BulkResultSerializer
+from grounding.api.serializers_link import LinkSerializer
+from grounding.bodies import BulkRegisterSerializer, RegisterSerializer, ReviseSerializer
 from grounding.models import GroundingLink
 from grounding.selectors import as_registered, get_link, links_for_list
-from policies.reader import Reader, reader_for
+from policies.web.openapi import IF_NONE_MATCH, api_operation
+from policies.web.views import ApiView
 
 
-class ApiView(conditional.ConditionalMixin, APIView):
-    """Base of every grounding API view: authenticated, JSON, varies by credentials."""
-
-    permission_classes = [IsAuthenticated]
-
-    def reader(self) -> Reader:
-        return reader_for(self.request)
+class LinkView(conditional.ConditionalMixin, ApiView):
+    """Base of the views of one link: its ETag out, the revision a mutation expects in."""
 
     def written(self, link: GroundingLink) -> dict:
         """After a write: the link as the actor may read it (bare ids if no decision
@@ -46,9 +34,8 @@ class ApiView(conditional.ConditionalMixin, APIView):
 
     def link_response(self, link: GroundingLink, status_code: int = 200, **headers) -> Response:
         """The written link as the actor reads it, with its ETag."""
-        body = self.written(link)
-        response = Response(body, status=status_code, headers=headers or None)
-        return conditional.with_etag(response, link.revision)
+        response = Response(self.written(link), status=status_code, headers=headers or None)
+        return self.tagged(response, link.revision)
 
 
 def location(request: Request, link: GroundingLink) -> str:
@@ -57,35 +44,41 @@ def location(request: Request, link: GroundingLink) -> str:
     )
 
 
+def bare(link: GroundingLink) -> dict:
+    return {"grounding_id": str(link.grounding_id), "revision": link.revision}
+
+
 class ApiRootView(ApiView):
     permission_classes = [AllowAny]
 
-    @extend_schema(
-        summary="The collections of this API", responses=ApiRootSerializer, tags=["root"]
+    @api_operation(
+        summary="The collections of this API",
+        responses={200: ApiRootSerializer},
+        tags=["root"],
+        public=True,
     )
     def get(self, request: Request) -> Response:
         def url(name: str) -> str:
             return reverse(name, request=request)
 
-        return Response(
-            {
-                "collections": {
-                    "groundings": url("grounding_api:link-list"),
-                    "evidence_sets": url("grounding_api:evidence-set-list"),
-                    "disclosure_decisions": url("policies_api:decision-list"),
-                    "dimensions": url("policies_api:dimension-list"),
-                    "profiles": url("policies_api:profile-list"),
-                    "audit_events": url("policies_api:audit-event-list"),
-                    "passages": url("evidence:passage-list"),
-                    "wsp_imports": url("evidence:wsp-import"),
-                },
-                "schema": url("schema"),
-                "docs": url("docs"),
-            }
-        )
+        root = {
+            "collections": {
+                "groundings": url("grounding_api:link-list"),
+                "evidence_sets": url("grounding_api:evidence-set-list"),
+                "disclosure_decisions": url("policies_api:decision-list"),
+                "dimensions": url("policies_api:dimension-list"),
+                "profiles": url("policies_api:profile-list"),
+                "audit_events": url("policies_api:audit-event-list"),
+                "passages": url("evidence:passage-list"),
+                "wsp_imports": url("evidence:wsp-import"),
+            },
+            "schema": url("schema"),
+            "docs": url("docs"),
+        }
+        return Response(ApiRootSerializer(root).data)
 
 
-class LinkListView(ApiView, generics.GenericAPIView):
+class LinkListView(LinkView, generics.GenericAPIView):
     """GET: the links the reader may see, filtered, newest first. POST: register."""
 
     pagination_class = LinkCursorPagination
@@ -95,10 +88,9 @@ class LinkListView(ApiView, generics.GenericAPIView):
     def get_queryset(self):
         return links_for_list()
 
-    @operation(
+    @api_operation(
         summary="List grounding links",
         operation_id="groundings_list",
-        etag=False,
         responses={200: LinkSerializer(many=True)},
         errors=(400, 404),
     )
@@ -113,67 +105,65 @@ class LinkListView(ApiView, generics.GenericAPIView):
         page = self.paginate_queryset(queryset)
         return self.get_paginated_response(reader.read_many(page))
 
-    @operation(
+    @api_operation(
         summary="Register a candidate link",
         request=RegisterSerializer,
         responses={201: LinkSerializer},
         examples=[examples.REGISTER],
         errors=(409,),
+        etag=True,
+        location=True,
     )
     def post(self, request: Request) -> Response:
         link = as_registered(services.register(actor=request.user, payload=request.data))
         return self.link_response(link, status.HTTP_201_CREATED, Location=location(request, link))
 
 
-class BulkRegisterView(ApiView):
+class BulkRegisterView(LinkView):
     throttle_scope = "bulk"
 
-    @operation(
+    @api_operation(
         summary="Register many candidate links, all or none",
         request=BulkRegisterSerializer,
         examples=[examples.BULK],
-        etag=False,
         responses={201: BulkResultSerializer},
         errors=(409,),
     )
     def post(self, request: Request) -> Response:
         items = request.data.get("items") if isinstance(request.data, dict) else None
         created = services.register_many(actor=request.user, items=items)
-        items = [self.written(as_registered(link)) for link in created]
-        return Response({"items": items}, status=status.HTTP_201_CREATED)
+        documents = [self.written(as_registered(link)) for link in created]
+        body = BulkResultSerializer({"items": documents}).data
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
-def bare(link: GroundingLink) -> dict:
-    return {"grounding_id": str(link.grounding_id), "revision": link.revision}
-
-
-class LinkDetailView(ApiView):
-    @operation(
+class LinkDetailView(LinkView):
+    @api_operation(
         summary="Read a link",
         operation_id="groundings_read",
         responses={200: LinkSerializer, 304: None},
         errors=(404,),
         parameters=[IF_NONE_MATCH],
+        etag=True,
     )
     def get(self, request: Request, grounding_id) -> Response:
         link = get_link(grounding_id)
         body = self.reader().read(link)
         if conditional.none_match(request, link.revision):
             return conditional.not_modified(link.revision)
-        return conditional.with_etag(Response(body), link.revision)
+        return self.tagged(Response(body), link.revision)
 
-    @operation(
+    @api_operation(
         summary="Revise a link (new bindings or interpretation, with a reason)",
         request=ReviseSerializer,
         examples=[examples.REVISE],
         responses={200: LinkSerializer},
         errors=(404,),
         conditional=True,
+        etag=True,
     )
     def patch(self, request: Request, grounding_id) -> Response:
-        expected, changes = conditional.expected_revision(
-            request, action="revise", grounding_id=grounding_id
-        )
+        expected, changes = self.expected(action="revise", grounding_id=grounding_id)
         services.revise(
             actor=request.user,
             grounding_id=grounding_id,

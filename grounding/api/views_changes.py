@@ -4,7 +4,6 @@ with the links it sent back to review. Curators and stewards of the Dimension.""
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
@@ -16,71 +15,60 @@ from rest_framework.reverse import reverse
 
 from grounding import services
 from grounding.api import examples
-from grounding.api.schema import operation
-from grounding.api.views import ApiView
+from grounding.bodies import ChangeNotificationRequestSerializer
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
 from grounding.services.changes import NOTIFYING_ROLES
 from grounding.values.timestamps import parse_rfc3339
 from policies.kernel.refusals import Offender, Refusal
 from policies.services import dimensions_with_roles, roles_of
+from policies.web.openapi import api_operation
 from policies.web.pagination import CursorPagination
+from policies.web.views import ApiView
 
-TAGS = ("change-notifications",)
 _ROLES = {str(r) for r in NOTIFYING_ROLES}
 
 
-class ChangeNotificationRequestSerializer(serializers.Serializer):
-    dimension = serializers.CharField()
-    change_ref = serializers.CharField()
-    kind = serializers.ChoiceField(
-        choices=[ChangeKind.SOURCE, ChangeKind.ANSWER, ChangeKind.POLICY, ChangeKind.ASSESSMENT]
-    )
-    subject_ref = serializers.CharField()
-    observed_at = serializers.DateTimeField()
-    reason = serializers.CharField()
+class _ByLink(serializers.ListSerializer):
+    def to_representation(self, data):
+        return super().to_representation(data.order_by("link_id"))
 
 
 class AffectedLinkSerializer(serializers.Serializer):
-    grounding_id = serializers.UUIDField()
+    grounding_id = serializers.UUIDField(source="link_id")
     revision = serializers.IntegerField()
+
+    class Meta:
+        list_serializer_class = _ByLink
+
+
+class IsSet(serializers.BooleanField):
+    """True once the attribute it reads (a time) is set."""
+
+    def get_attribute(self, instance):
+        return super().get_attribute(instance) is not None
 
 
 class ChangeNotificationSerializer(serializers.Serializer):
+    """A notification; its affected links (`links`) when read one by one, not in lists."""
+
     notification_id = serializers.UUIDField()
-    dimension = serializers.CharField()
+    dimension = serializers.CharField(source="dimension.name")
     change_ref = serializers.CharField()
     kind = serializers.ChoiceField(choices=ChangeKind.choices)
     subject_ref = serializers.CharField()
     observed_at = serializers.DateTimeField(allow_null=True)
     reason = serializers.CharField()
     recorded_at = serializers.DateTimeField()
-    completed = serializers.BooleanField()
+    completed = IsSet(source="completed_at")
     affected = serializers.IntegerField()
-    links = AffectedLinkSerializer(many=True, required=False)
+    links = AffectedLinkSerializer(source="affected_links", many=True, required=False)
 
-
-def document(notification: ChangeNotification, *, links: bool = True) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "notification_id": str(notification.notification_id),
-        "dimension": notification.dimension.name,
-        "change_ref": notification.change_ref,
-        "kind": notification.kind,
-        "subject_ref": notification.subject_ref,
-        "observed_at": _instant(notification.observed_at),
-        "reason": notification.reason,
-        "recorded_at": _instant(notification.recorded_at),
-        "completed": notification.completed_at is not None,
-        "affected": notification.affected,
-    }
-    if links:
-        rows = notification.affected_links.order_by("link_id").values_list("link_id", "revision")
-        body["links"] = [{"grounding_id": str(g), "revision": r} for g, r in rows]
-    return body
-
-
-def _instant(value) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
+    def get_fields(self):
+        fields = super().get_fields()
+        if self.context.get("links") is False:
+            del fields["links"]
+        return fields
 
 
 class ChangeNotificationPagination(CursorPagination):
@@ -115,14 +103,13 @@ LIST_FILTERS = [
 class ChangeNotificationListView(ApiView):
     pagination_class = ChangeNotificationPagination
 
-    @operation(
+    @api_operation(
         summary="Record a change notification and send the links it affects to review",
         request=ChangeNotificationRequestSerializer,
         examples=[examples.CHANGE_NOTIFICATION],
         responses={200: ChangeNotificationSerializer, 201: ChangeNotificationSerializer},
         errors=(404, 409),
-        etag=False,
-        tags=TAGS,
+        location=True,
     )
     def post(self, request: Request) -> Response:
         outcome = services.notify_change(actor=request.user, payload=request.data)
@@ -135,22 +122,22 @@ class ChangeNotificationListView(ApiView):
             )
         }
         code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
-        return Response(document(notification), status=code, headers=headers)
+        body = ChangeNotificationSerializer(notification).data
+        return Response(body, status=code, headers=headers)
 
-    @operation(
+    @api_operation(
         summary="List change notifications, newest first",
         responses={200: ChangeNotificationSerializer(many=True)},
         errors=(400, 404),
         parameters=LIST_FILTERS,
-        etag=False,
-        tags=TAGS,
         operation_id="change_notifications_list",
     )
     def get(self, request: Request) -> Response:
         queryset = _filtered(_readable(request.user), request.query_params)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(queryset, request, view=self)
-        return paginator.get_paginated_response([document(n, links=False) for n in page])
+        listed = ChangeNotificationSerializer(page, many=True, context={"links": False})
+        return paginator.get_paginated_response(listed.data)
 
 
 def _filtered(queryset: QuerySet[ChangeNotification], params) -> QuerySet[ChangeNotification]:
@@ -180,12 +167,10 @@ def _filtered(queryset: QuerySet[ChangeNotification], params) -> QuerySet[Change
 
 
 class ChangeNotificationDetailView(ApiView):
-    @operation(
+    @api_operation(
         summary="Read a change notification with the links it sent to review",
         responses={200: ChangeNotificationSerializer},
         errors=(404,),
-        etag=False,
-        tags=TAGS,
         operation_id="change_notifications_read",
     )
     def get(self, request: Request, notification_id: uuid.UUID) -> Response:
@@ -198,4 +183,4 @@ class ChangeNotificationDetailView(ApiView):
             raise Refusal("not_found", "no change notification has this id.")
         if not roles_of(request.user, notification.dimension) & _ROLES:
             raise Refusal("role_required", "reading needs the curator or steward role.")
-        return Response(document(notification))
+        return Response(ChangeNotificationSerializer(notification).data)

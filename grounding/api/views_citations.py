@@ -7,25 +7,21 @@ Refusals propagate as policies.kernel.refusals.Refusal; the project's exception 
 from __future__ import annotations
 
 from rest_framework import status
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from grounding.api.schema import operation
-from grounding.api.serializers_citations import (
-    FromCitationsReportSerializer,
-    FromCitationsRequestSerializer,
-)
+from grounding.api.serializers_citations import FromCitationsReportSerializer
+from grounding.bodies import FromCitationsRequestSerializer
 from grounding.services.citations.service import register_from_citations
+from policies.web.openapi import api_operation
+from policies.web.views import ApiView
 
 
-class FromCitationsView(APIView):
-    permission_classes = [IsAuthenticated]
+class FromCitationsView(ApiView):
     # One request may register many links: rated like the bulk endpoint.
     throttle_scope = "bulk"
 
-    @operation(
+    @api_operation(
         summary="Register candidate links from a provider's citations",
         description=(
             "Body: dimension, profile, answer_revision_ref, format "
@@ -37,9 +33,9 @@ class FromCitationsView(APIView):
         request=FromCitationsRequestSerializer,
         responses={201: FromCitationsReportSerializer, 200: FromCitationsReportSerializer},
         errors=(400, 409),
-        etag=False,
         operation_id="groundings_from_citations",
     )
     def post(self, request: Request) -> Response:
+        # The report is the service's (grounding.services.citations.report), as documented.
         report, created = register_from_citations(actor=request.user, request=request.data)
         return Response(report, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

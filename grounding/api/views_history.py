@@ -9,25 +9,42 @@ from rest_framework.response import Response
 
 from grounding import services
 from grounding.api import conditional
-from grounding.api.schema import PROJECTION_PURPOSE, PROJECTION_RECIPIENT, operation
 from grounding.api.serializers import (
-    LinkSerializer,
+    History,
     ProjectionQuerySerializer,
     ProjectionResultSerializer,
+    RevisionHistorySerializer,
     RevisionListSerializer,
 )
-from grounding.api.views import ApiView
+from grounding.api.serializers_link import LinkSerializer
+from grounding.api.views import LinkView
 from grounding.choices import ProjectionFormat, RecordState
 from grounding.selectors import get_link, revision_rows
 from policies.kernel.refusals import Refusal
+from policies.web.openapi import api_operation
+
+# The projection's query (ProjectionQuerySerializer bounds them by the stored row).
+PROJECTION_RECIPIENT = OpenApiParameter(
+    "recipient",
+    {"type": "string", "minLength": 1, "maxLength": 255},
+    required=True,
+    description="Who receives the projection (a role or class ref, e.g. partner:acme).",
+)
+PROJECTION_PURPOSE = OpenApiParameter(
+    "purpose",
+    {"type": "string", "minLength": 1, "maxLength": 128},
+    required=True,
+    description="The purpose class, e.g. citation-display.",
+)
 
 
-class RevisionListView(ApiView):
-    @operation(
+class RevisionListView(LinkView):
+    @api_operation(
         summary="The link's revisions, oldest first, with actor and reason",
         operation_id="groundings_revisions_list",
         responses={200: RevisionListSerializer},
         errors=(404,),
+        etag=True,
     )
     def get(self, request: Request, grounding_id) -> Response:
         link = get_link(grounding_id)
@@ -35,29 +52,20 @@ class RevisionListView(ApiView):
         # a disposed link's history is its tombstone.
         document = self.reader().read(link)
         if link.record_state == RecordState.DISPOSED:
-            return conditional.with_etag(Response(document), link.revision)
-        latest: dict[int, dict] = {}
-        for row in revision_rows(link):
-            latest[row.revision] = {
-                "revision": row.revision,
-                "recorded_at": row.history_date.isoformat().replace("+00:00", "Z"),
-                "actor": row.history_user.get_username() if row.history_user else None,
-                "reason": row.history_change_reason,
-            }
-        body = {
-            "grounding_id": str(link.grounding_id),
-            "revision": link.revision,
-            "results": [latest[n] for n in sorted(latest)],
-        }
-        return conditional.with_etag(Response(body), link.revision)
+            return self.tagged(Response(document), link.revision)
+        # A revision's last history row is the one it ended with.
+        latest = {row.revision: row for row in revision_rows(link)}
+        history = History(link, [latest[n] for n in sorted(latest)])
+        return self.tagged(Response(RevisionHistorySerializer(history).data), link.revision)
 
 
-class RevisionDetailView(ApiView):
-    @operation(
+class RevisionDetailView(LinkView):
+    @api_operation(
         summary="The link exactly as GET returned it at revision n (today's disclosure)",
         operation_id="groundings_revision_read",
         responses={200: LinkSerializer},
         errors=(404,),
+        etag=True,
     )
     def get(self, request: Request, grounding_id, revision: int) -> Response:
         link = get_link(grounding_id)
@@ -67,11 +75,11 @@ class RevisionDetailView(ApiView):
             raise Refusal("not_found", "the link has no such revision.")
         # Disclosure is today's: decisions valid now, for the link's id and Dimension.
         body = reader.read(link, revision=revision)
-        return conditional.with_etag(Response(body), revision)
+        return self.tagged(Response(body), revision)
 
 
-class ProjectionView(ApiView):
-    @operation(
+class ProjectionView(LinkView):
+    @api_operation(
         summary="Project the link for a recipient and purpose under a disclosure decision",
         responses={200: ProjectionResultSerializer},
         errors=(400, 404, 409),
@@ -82,6 +90,7 @@ class ProjectionView(ApiView):
                 "format", str, enum=ProjectionFormat.values, required=False, default="native"
             ),
         ],
+        etag=True,
     )
     def get(self, request: Request, grounding_id) -> Response:
         query = ProjectionQuerySerializer(data=request.query_params)
@@ -94,4 +103,4 @@ class ProjectionView(ApiView):
             purpose=query.validated_data["purpose"],
             format=query.validated_data["format"],
         )
-        return conditional.with_etag(Response(body), body["revision"])
+        return self.tagged(Response(body), body["revision"])

@@ -10,62 +10,77 @@ from typing import Any
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import Serializer
 
 from grounding import services
-from grounding.api import conditional, examples
-from grounding.api.schema import operation
+from grounding.api import examples
 from grounding.api.serializers import (
     AnchorObservationResultSerializer,
-    AnchorObservationSerializer,
     AssessmentResultSerializer,
-    AssessmentSerializer,
     DisposalResultSerializer,
-    DisposalSerializer,
+    Recorded,
     WithdrawalResultSerializer,
+)
+from grounding.api.views import LinkView
+from grounding.bodies import (
+    BUILTIN_RESOLVER_MEMBERS,
+    AnchorObservationSerializer,
+    AssessmentSerializer,
+    DisposalSerializer,
     WithdrawalSerializer,
 )
-from grounding.api.views import ApiView
 from grounding.models import GroundingLink
 from grounding.selectors import get_link
 from policies.kernel.refusals import Offender, Refusal
+from policies.web.openapi import api_operation
 
 
-class RecordView(ApiView):
-    def created(
-        self, grounding_id, record: dict[str, Any], document: dict[str, Any] | None = None
-    ) -> Response:
-        link: GroundingLink = get_link(grounding_id)
-        if document is None:
-            document = self.reader().read_or_none(link)
-        body = {
-            "grounding_id": str(link.grounding_id),
-            "revision": link.revision,
-            **record,
-            "link": document,
-        }
-        return conditional.with_etag(Response(body, status=status.HTTP_201_CREATED), link.revision)
+def _record_operation(summary: str, request: type[Serializer], example, result) -> Any:
+    return api_operation(
+        summary=summary,
+        request=request,
+        examples=[example],
+        responses={201: result},
+        errors=(404,),
+        conditional=True,
+        etag=True,
+    )
+
+
+class RecordView(LinkView):
+    result: type[Serializer]
+
+    def created(self, record: Any, grounding_id) -> Response:
+        """201 with the record, rendered by the view's result serializer."""
+        link = get_link(grounding_id)
+        recorded = self.recorded(record, link, self.reader().read_or_none(link))
+        body = self.result(recorded).data
+        return self.tagged(Response(body, status=status.HTTP_201_CREATED), link.revision)
+
+    def recorded(self, record: Any, link: GroundingLink, document: dict | None) -> Recorded:
+        return Recorded(record, link, document)
 
 
 class AssessmentView(RecordView):
-    @operation(
-        summary="Bind a supplied assessment to the link's current revision",
-        request=AssessmentSerializer,
-        examples=[examples.ASSESSMENT],
-        responses={201: AssessmentResultSerializer},
-        errors=(404,),
-        conditional=True,
+    result = AssessmentResultSerializer
+
+    @_record_operation(
+        "Bind a supplied assessment to the link's current revision",
+        AssessmentSerializer,
+        examples.ASSESSMENT,
+        AssessmentResultSerializer,
     )
     def post(self, request: Request, grounding_id) -> Response:
-        expected, body = conditional.expected_revision(
-            request, action="bind_assessment", grounding_id=grounding_id
-        )
+        expected, body = self.expected(action="bind_assessment", grounding_id=grounding_id)
         record = services.bind_assessment(
             actor=request.user,
             grounding_id=grounding_id,
             expected_revision=expected,
             assessment=body,
         )
-        document = self.reader().read_or_none(get_link(grounding_id))
+        return self.created(record, grounding_id)
+
+    def recorded(self, record: Any, link: GroundingLink, document: dict | None) -> Recorded:
         # The record as the link document shows it, so verdict and reviewer stay
         # withheld wherever the actor's decisions withhold them.
         shown = next(
@@ -74,39 +89,38 @@ class AssessmentView(RecordView):
                 for a in (document or {}).get("assessments", [])
                 if a["assessment_ref"] == record.assessment_ref
             ),
-            {
-                "assessment_ref": record.assessment_ref,
-                "grounding_revision": record.grounding_revision,
-                "recorded_revision": record.recorded_revision,
-            },
+            {},
         )
-        return self.created(
-            grounding_id, {"assessment_id": str(record.assessment_id), **shown}, document
-        )
+        return Recorded(record, link, document, shown)
+
+
+def _builtin_offenders(body: dict[str, Any]) -> list[Offender]:
+    """A builtin-resolver request names the resolver (and a reason), no observation."""
+    offenders = [
+        Offender(f"/{key}", "unknown_field", "a builtin request names no observation.")
+        for key in sorted(set(body) - set(BUILTIN_RESOLVER_MEMBERS))
+    ]
+    if body["resolver"] != "builtin":
+        offenders.append(Offender("/resolver", "enum", "resolver must be builtin."))
+    return offenders
 
 
 class AnchorObservationView(RecordView):
-    @operation(
-        summary="Record an anchor observation (the builtin resolver, or a supplied one)",
-        request=AnchorObservationSerializer,
-        examples=[examples.ANCHOR_BUILTIN],
-        responses={201: AnchorObservationResultSerializer},
-        errors=(404,),
-        conditional=True,
+    result = AnchorObservationResultSerializer
+
+    @_record_operation(
+        "Record an anchor observation (the builtin resolver, or a supplied one)",
+        AnchorObservationSerializer,
+        examples.ANCHOR_BUILTIN,
+        AnchorObservationResultSerializer,
     )
     def post(self, request: Request, grounding_id) -> Response:
-        expected, body = conditional.expected_revision(
-            request, action="record_anchor_observation", grounding_id=grounding_id
+        expected, body = self.expected(
+            action="record_anchor_observation", grounding_id=grounding_id
         )
         builtin = isinstance(body, dict) and "resolver" in body
         if builtin:
-            extra = sorted(set(body) - {"resolver", "reason"})
-            offenders = [
-                Offender(f"/{key}", "unknown_field", "a builtin request names no observation.")
-                for key in extra
-            ]
-            if body["resolver"] != "builtin":
-                offenders.append(Offender("/resolver", "enum", "resolver must be builtin."))
+            offenders = _builtin_offenders(body)
             if offenders:
                 raise Refusal("validation_error", "the request is not valid.", offenders)
         reason = body.get("reason", "") if builtin else ""
@@ -118,73 +132,44 @@ class AnchorObservationView(RecordView):
             use_builtin_resolver=builtin,
             reason=reason if isinstance(reason, str) else "",
         )
-        return self.created(
-            grounding_id,
-            {
-                "observation_id": str(record.observation_id),
-                "resolver_ref": record.resolver_ref,
-                "resolution_state": record.resolution_state,
-                "anchor_result": record.anchor_result,
-            },
-        )
+        return self.created(record, grounding_id)
 
 
 class WithdrawalView(RecordView):
-    @operation(
-        summary="Withdraw the link from positive display under a recorded decision",
-        request=WithdrawalSerializer,
-        examples=[examples.WITHDRAWAL],
-        responses={201: WithdrawalResultSerializer},
-        errors=(404,),
-        conditional=True,
+    result = WithdrawalResultSerializer
+
+    @_record_operation(
+        "Withdraw the link from positive display under a recorded decision",
+        WithdrawalSerializer,
+        examples.WITHDRAWAL,
+        WithdrawalResultSerializer,
     )
     def post(self, request: Request, grounding_id) -> Response:
-        expected, body = conditional.expected_revision(
-            request, action="withdraw", grounding_id=grounding_id
-        )
+        expected, body = self.expected(action="withdraw", grounding_id=grounding_id)
         record = services.withdraw(
             actor=request.user,
             grounding_id=grounding_id,
             expected_revision=expected,
             withdrawal=body,
         )
-        return self.created(
-            grounding_id,
-            {
-                "withdrawal_id": str(record.withdrawal_id),
-                "reason": record.reason,
-                "authority_ref": record.authority_ref,
-                "scope": record.scope,
-                "decision_ref": record.decision_ref,
-            },
-        )
+        return self.created(record, grounding_id)
 
 
 class DisposalView(RecordView):
-    @operation(
-        summary="Record a disposal receipt and purge local copied payloads",
-        request=DisposalSerializer,
-        examples=[examples.DISPOSAL],
-        responses={201: DisposalResultSerializer},
-        errors=(404,),
-        conditional=True,
+    result = DisposalResultSerializer
+
+    @_record_operation(
+        "Record a disposal receipt and purge local copied payloads",
+        DisposalSerializer,
+        examples.DISPOSAL,
+        DisposalResultSerializer,
     )
     def post(self, request: Request, grounding_id) -> Response:
-        expected, body = conditional.expected_revision(
-            request, action="dispose", grounding_id=grounding_id
-        )
+        expected, body = self.expected(action="dispose", grounding_id=grounding_id)
         record = services.dispose(
             actor=request.user,
             grounding_id=grounding_id,
             expected_revision=expected,
             disposal=body,
         )
-        return self.created(
-            grounding_id,
-            {
-                "disposal_id": str(record.disposal_id),
-                "receipt_ref": record.receipt_ref,
-                "policy_ref": record.policy_ref,
-                "purged": record.purged,
-            },
-        )
+        return self.created(record, grounding_id)

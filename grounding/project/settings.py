@@ -282,7 +282,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "grounding.api.schema.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "policies.web.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # All bodies are JSON (docs/api.md); the parser enforces DATA_UPLOAD_MAX_MEMORY_SIZE (413).
@@ -336,7 +336,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "grounding.api.schema.close_request_bodies",
+        "policies.web.openapi.close_request_bodies",
     ],
     "ENUM_NAME_OVERRIDES": {
         "RecordStateEnum": "grounding.choices.RecordState",
@@ -349,7 +349,7 @@ SPECTACULAR_SETTINGS = {
         "DisclosableFieldEnum": "policies.choices.DisclosableField",
         "AnchorStatusEnum": ["resolved", "ambiguous", "unresolved"],
         "EndpointRoleEnum": ["target", "body"],
-        "CitationFormatEnum": "grounding.services.citations.FORMATS",
+        "CitationFormatEnum": "grounding.choices.CITATION_FORMATS",
     },
 }
 

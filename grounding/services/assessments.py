@@ -21,31 +21,6 @@ from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
 
-ASSESSMENT_FIELDS = {
-    "assessment_ref": "ref",
-    "reviewer_ref": "ref",
-    "reviewer_kind": "reviewer_kind",
-    "authority_ref": "opt_ref",
-    "method_ref": "ref",
-    "verdict": "verdict",
-    "assessed_inputs": "assessed_inputs",
-    "assessed_at": "datetime",
-    "rationale_ref": "opt_ref",
-    "selection_basis_ref": "opt_ref",
-    "metric_binding": "metric_binding",
-    "coverage_population": "coverage_population",
-    "uncertainty_binding": "uncertainty_binding",
-    "structural_report_ref": "opt_ref",
-}
-ASSESSMENT_REQUIRED = (
-    "assessment_ref",
-    "reviewer_ref",
-    "reviewer_kind",
-    "method_ref",
-    "verdict",
-    "assessed_inputs",
-)
-
 
 @composable
 def do_bind_assessment(
@@ -56,12 +31,7 @@ def do_bind_assessment(
     )
 
     offenders = inputs.validate_group(
-        "assessment",
-        assessment,
-        fields=ASSESSMENT_FIELDS,
-        required=ASSESSMENT_REQUIRED,
-        profile=link.profile,
-        pointer="",
+        inputs.ASSESSMENT, assessment, profile=link.profile, pointer=""
     )
     refuse_invalid(offenders)
 

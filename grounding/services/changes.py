@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
+from grounding.services import inputs
 from grounding.services._common import refusal_context, refuse_invalid, save_tracked
 from grounding.services.fanout import BATCH_SIZE, apply_batch
 from grounding.values.timestamps import parse_rfc3339
@@ -44,9 +45,9 @@ from policies.kernel.text import storable
 from policies.models import Dimension
 from policies.services import require_active, require_role, roles_of
 
-NOTIFICATION_FIELDS = ("dimension", "change_ref", "kind", "subject_ref", "observed_at", "reason")
+NOTIFICATION = inputs.CHANGE_NOTIFICATION
 # Kinds a client may post; review deadlines are swept by `recheck_due`.
-POSTED_KINDS = (ChangeKind.SOURCE, ChangeKind.ANSWER, ChangeKind.POLICY, ChangeKind.ASSESSMENT)
+POSTED_KINDS = tuple(NOTIFICATION.choices("kind"))
 _POSTED = {str(k) for k in POSTED_KINDS}
 NOTIFYING_ROLES = (Role.CURATOR, Role.STEWARD)
 # A URI: scheme ":" and no white space or control character.
@@ -294,12 +295,8 @@ def _validated(actor, payload: Any) -> tuple[Dimension, dict[str, Any]]:
         raise Refusal("not_found", "no Dimension of this name is visible to you.")
     require_active(dimension)
     require_role(actor, dimension, *NOTIFYING_ROLES)
-    offenders = [
-        Offender(f"/{key}", "unknown_field", f"unknown field {key!r}.")
-        for key in payload
-        if key not in NOTIFICATION_FIELDS
-    ]
-    values = {key: payload.get(key) for key in NOTIFICATION_FIELDS if key != "dimension"}
+    offenders = NOTIFICATION.unknown(payload)
+    values = {key: payload.get(key) for key in NOTIFICATION.names if key != "dimension"}
     observed = values["observed_at"]
     if observed is None:
         offenders.append(Offender("/observed_at", "required", "observed_at is required."))

@@ -34,7 +34,6 @@ from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
 
-DISPOSAL_FIELDS = {"receipt_ref": "ref", "policy_ref": "ref"}
 # Selector members that copy source text; positions and types are not payloads.
 _COPIED_SELECTOR_KEYS = ("exact", "prefix", "suffix", "value")
 
@@ -53,15 +52,7 @@ def do_dispose(
     )
     if link.record_state == RecordState.DISPOSED:
         raise Refusal("link_disposed", "the link has already been disposed.")
-    refuse_invalid(
-        inputs.validate_group(
-            "disposal",
-            disposal,
-            fields=DISPOSAL_FIELDS,
-            required=("receipt_ref", "policy_ref"),
-            pointer="",
-        )
-    )
+    refuse_invalid(inputs.validate_group(inputs.DISPOSAL, disposal, pointer=""))
     purged = _purge_copied_payloads(link, actor=actor)
     purged.update(retention.purge_passages(passage_ids=_passages_to_purge(link), actor=actor))
     record = Disposal.objects.create(

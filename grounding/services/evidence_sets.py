@@ -16,7 +16,7 @@ from grounding.services._common import (
     save_revision,
     save_tracked,
 )
-from grounding.services.inputs import validate_group, value_size_offenders
+from grounding.services.inputs import EVIDENCE_SET, validate_group, value_size_offenders
 from policies import audit
 from policies.actions import composable, public_entry
 from policies.choices import Role
@@ -24,15 +24,6 @@ from policies.kernel.refusals import Offender, Refusal
 from policies.kernel.text import control_offenders
 from policies.models import Dimension
 from policies.services import named_dimension, require_active, require_role
-
-SET_FIELDS = {
-    "evidence_set_ref": "ref",
-    "dimension": "ref",
-    "combination_rule_ref": "opt_ref",
-    "dependence_ref": "opt_ref",
-    "declared_missing_members": "list",
-    "members": "list",
-}
 
 
 @composable
@@ -205,20 +196,12 @@ def is_complete(evidence_set: EvidenceSet) -> bool:
 def _validate_shape(values: Any) -> list[Offender]:
     if not isinstance(values, dict):
         return [Offender("", "type", "the body must be an object.")]
-    fields = {k: v for k, v in SET_FIELDS.items() if v != "list"}
+    body = EVIDENCE_SET
     offenders = validate_group(
-        "evidence_set",
-        {k: v for k, v in values.items() if k in fields},
-        fields=fields,
-        required=("evidence_set_ref", "dimension"),
-        pointer="",
+        body, {k: v for k, v in values.items() if k in body.checks}, pointer=""
     )
-    offenders += [
-        Offender(f"/{k}", "unknown_field", f"unknown field {k!r}.")
-        for k in values
-        if k not in SET_FIELDS
-    ]
-    for key in ("members", "declared_missing_members"):
+    offenders += body.unknown(values)
+    for key in body.lists:  # their items are resolved by `_resolve_members`
         if key in values and not isinstance(values[key], list):
             offenders.append(Offender(f"/{key}", "type", f"{key} must be a list."))
         elif key in values:

@@ -1,127 +1,223 @@
-"""Validation of operation inputs by group (statement, passage, anchor, support,
-time), reporting every offender with a JSON pointer. Structured values go through
-the shipped JSON Schemas (and the profile's stricter ones)."""
+"""Validation of operation inputs, reporting every offender with a JSON pointer.
+
+The bodies are declared once, as serializers (`grounding.bodies`); each is compiled
+here, once, into a `Body`: its members' names, which are required, and one check per
+member, chosen by the member's declaration (a reference, a flag, a date-time, a
+choice, a structured value validated with its shipped JSON Schema and the profile's
+stricter one). Every caller's input goes through these checks, over HTTP or not.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
-from grounding.choices import RebindRequirement, ReviewerKind, SupportKind, UseBasis, Verdict
+from rest_framework import serializers
+
+from grounding import bodies
+from grounding.choices import UseBasis
 from grounding.values import structured
+from grounding.values.fields import StructuredField
 from grounding.values.timestamps import parse_rfc3339
 from policies.kernel.refusals import Offender, pointer_join
 from policies.models import Profile
 
-STATEMENT_FIELDS = {
-    "statement_ref": "ref",
-    "answer_revision_ref": "ref",
-    "answer_revision_provisional": "bool",
-    "answer_selector": "selector",
-    "answer_representation": "answer_representation",
-    "claim_scope": "claim_scope",
-    "finalization_binding": "opt_ref",
-    "rebind_requirement": "rebind_requirement",
-}
-STATEMENT_REQUIRED = (
-    "statement_ref",
-    "answer_revision_ref",
-    "answer_selector",
-    "answer_representation",
-    "claim_scope",
-)
-PASSAGE_FIELDS = {
-    "passage_id": "ref",
-    "passage_ref": "ref",
-    "source_revision_binding": "source_revision_binding",
-    "retrieval_observation_ref": "opt_ref",
-    "representation_check": "representation_check",
-}
-ANCHOR_FIELDS = {
-    "source_selector": "selector",
-    "selector_profile": "ref",
-    "context_ref": "opt_ref",
-    "transformation_ref": "opt_ref",
-}
-ANCHOR_REQUIRED = ("source_selector", "selector_profile")
-SUPPORT_FIELDS = {
-    "support_kind": "support_kind",
-    "support_scope": "support_scope",
-    "support_limits": "support_limits",
-    "use_basis": "use_basis",
-    "generation_evidence_ref": "opt_ref",
-}
-SUPPORT_REQUIRED = ("support_kind", "support_scope")
-TIME_FIELDS = {
-    "asserted_at": "datetime",
-    "applicability_interval": "applicability_interval",
-    "statement_time_ref": "opt_ref",
-    "review_due": "datetime",
-    "time_uncertainty": "time_uncertainty",
-}
+# One member's check, run on a value that is present and not null.
+Check = Callable[[str, Any, str, Profile | None], list[Offender]]
 
-# Values listed once: TextChoices.values builds a new list on every access.
-_ENUMS: dict[str, list[str]] = {
-    name: choices.values
-    for name, choices in (
-        ("support_kind", SupportKind),
-        ("use_basis", UseBasis),
-        ("rebind_requirement", RebindRequirement),
-        ("reviewer_kind", ReviewerKind),
-        ("verdict", Verdict),
-    )
-}
+
+@dataclass(frozen=True)
+class Body:
+    """A body (or one of its groups) as its serializer declares it."""
+
+    name: str
+    declared: dict[str, serializers.Field]
+    required: tuple[str, ...]
+    checks: dict[str, Check]
+    groups: dict[str, Body] = field(default_factory=dict)
+
+    @property
+    def names(self) -> Iterable[str]:
+        return self.declared.keys()
+
+    @property
+    def lists(self) -> tuple[str, ...]:
+        """The members declared as lists, in order."""
+        return tuple(
+            key
+            for key, f in self.declared.items()
+            if isinstance(f, serializers.ListSerializer | serializers.ListField)
+        )
+
+    def max_length(self, name: str) -> int | None:
+        return getattr(self.declared[name], "max_length", None)
+
+    def choices(self, name: str) -> list[str]:
+        return list(self.declared[name].choices)
+
+    def unknown(self, value: dict[str, Any], pointer: str = "") -> list[Offender]:
+        """Members the body does not declare (top-level wording)."""
+        return [
+            Offender(pointer_join(pointer, key), "unknown_field", f"unknown field {key!r}.")
+            for key in value
+            if key not in self.declared
+        ]
+
+    def check(
+        self, name: str, value: Any, *, pointer: str, profile: Profile | None = None
+    ) -> list[Offender]:
+        """The check of one member, on a present value."""
+        return self.checks[name](name, value, pointer, profile)
+
+    def strings(self, payload: dict[str, Any], names: Iterable[str], *, pointer: str):
+        """Top-level string members, as `check_string` judges them, bounded and required
+        as declared."""
+        offenders: list[Offender] = []
+        for name in names:
+            declared = self.declared[name]
+            offenders += check_string(
+                payload,
+                name,
+                pointer=pointer,
+                max_length=declared.max_length,
+                required=declared.required,
+            )
+        return offenders
+
+
+def compile_body(name: str, serializer_class: type[serializers.Serializer]) -> Body:
+    """The `Body` of `serializer_class`: built once, at import, from its fields.
+
+    The expected revision is left out: it is the request's precondition, which
+    `grounding.api.conditional` takes out of the body before any service runs.
+    """
+    declared = {
+        key: f
+        for key, f in serializer_class().get_fields().items()
+        if not isinstance(f, bodies.ExpectedRevision)
+    }
+    if not all(key.isidentifier() for key in declared):
+        raise ValueError(f"{serializer_class.__name__}: member names must be identifiers")
+    checks = {key: c for key, f in declared.items() if (c := _check_for(f)) is not None}
+    groups = {
+        key: compile_body(key, type(f))
+        for key, f in declared.items()
+        if isinstance(f, serializers.Serializer)
+    }
+    required = tuple(key for key, f in declared.items() if f.required)
+    return Body(name, declared, required, checks, groups)
+
+
+def _check_for(declared: serializers.Field) -> Check | None:
+    if isinstance(declared, StructuredField):
+        return _structured(declared.kind)
+    if isinstance(declared, serializers.BooleanField):
+        return _flag
+    if isinstance(declared, serializers.DateTimeField):
+        return _instant
+    if isinstance(declared, serializers.ChoiceField):
+        return _choice(list(declared.choices))
+    if isinstance(declared, serializers.UUIDField):
+        return _reference(required=True, max_length=bodies.REF_LENGTH)
+    if isinstance(declared, serializers.CharField):
+        return _reference(required=not declared.allow_blank, max_length=declared.max_length)
+    return None  # groups, lists and maps: the service walks them itself
+
+
+def _reference(*, required: bool, max_length: int | None) -> Check:
+    def check(key: str, value: Any, pointer: str, profile: Profile | None) -> list[Offender]:
+        if not isinstance(value, str) or (required and not value.strip()):
+            return [Offender(pointer, "type", f"{key} must be a non-empty string.")]
+        if max_length is not None and len(value) > max_length:
+            detail = f"{key} is longer than {max_length} characters."
+            return [Offender(pointer, "max_length", detail)]
+        return []
+
+    return check
+
+
+def _flag(key: str, value: Any, pointer: str, profile: Profile | None) -> list[Offender]:
+    return [] if isinstance(value, bool) else [Offender(pointer, "type", "must be a boolean.")]
+
+
+def _instant(key: str, value: Any, pointer: str, profile: Profile | None) -> list[Offender]:
+    if not isinstance(value, str) or parse_rfc3339(value) is None:
+        return [Offender(pointer, "format", f"{key} must be an RFC 3339 date-time.")]
+    return []
+
+
+def _choice(allowed: list[str]) -> Check:
+    detail = ", ".join(allowed)
+
+    def check(key: str, value: Any, pointer: str, profile: Profile | None) -> list[Offender]:
+        if value not in allowed:
+            return [Offender(pointer, "enum", f"{key} must be one of {detail}.")]
+        return []
+
+    return check
+
+
+def _structured(kind: str) -> Check:
+    def check(key: str, value: Any, pointer: str, profile: Profile | None) -> list[Offender]:
+        profile_schema = (profile.field_schemas or {}).get(key) if profile else None
+        return structured.validate(kind, value, pointer=pointer, profile_schema=profile_schema)
+
+    return check
+
+
+REGISTER = compile_body("register", bodies.RegisterSerializer)
+STATEMENT = REGISTER.groups["statement"]
+PASSAGE = REGISTER.groups["passage"]
+ANCHOR = REGISTER.groups["anchor"]
+SUPPORT = REGISTER.groups["support"]
+TIME = REGISTER.groups["time"]
+DISCLOSURE = REGISTER.groups["disclosure"]
+REVISE = compile_body("revise", bodies.ReviseSerializer)
+ASSESSMENT = compile_body("assessment", bodies.AssessmentSerializer)
+WITHDRAWAL = compile_body("withdrawal", bodies.WithdrawalSerializer)
+DISPOSAL = compile_body("disposal", bodies.DisposalSerializer)
+EVIDENCE_SET = compile_body("evidence_set", bodies.EvidenceSetCreateSerializer)
+CHANGE_NOTIFICATION = compile_body(
+    "change_notification", bodies.ChangeNotificationRequestSerializer
+)
+FROM_CITATIONS = compile_body("from_citations", bodies.FromCitationsRequestSerializer)
+_SUPPORT_KINDS = SUPPORT.choices("support_kind")
 
 
 def validate_group(
-    group: str,
+    group: Body,
     value: Any,
     *,
-    fields: dict[str, str],
-    required: tuple[str, ...] = (),
     profile: Profile | None = None,
     pointer: str | None = None,
+    partial: bool = False,
 ) -> list[Offender]:
-    """Check one group: an object, no unknown keys, required keys present, values typed."""
-    base = pointer if pointer is not None else f"/{group}"
+    """Check one group: an object, no unknown keys, required keys present (unless
+    `partial`: a revision merges the group into the link's), values typed."""
+    name = group.name
+    base = pointer if pointer is not None else f"/{name}"
     if not isinstance(value, dict):
-        return [Offender(base, "type", f"{group} must be an object.")]
+        return [Offender(base, "type", f"{name} must be an object.")]
+    declared = group.declared
     offenders = [
-        Offender(pointer_join(base, key), "unknown_field", f"{group} has no field {key!r}.")
+        Offender(pointer_join(base, key), "unknown_field", f"{name} has no field {key!r}.")
         for key in value
-        if key not in fields
+        if key not in declared
     ]
-    offenders += [
-        Offender(pointer_join(base, key), "required", f"{key} is required.")
-        for key in required
-        if value.get(key) in (None, "")
-    ]
-    for key, kind in fields.items():
-        if key in value and value[key] is not None:
-            offenders += _check_value(key, kind, value[key], pointer_join(base, key), profile)
+    if not partial:
+        offenders += [
+            Offender(pointer_join(base, key), "required", f"{key} is required.")
+            for key in group.required
+            if value.get(key) in (None, "")
+        ]
+    for key, check in group.checks.items():
+        item = value.get(key)
+        if item is not None:
+            # A declared name is a plain identifier: joined as is, no escaping needed.
+            offenders += check(key, item, f"{base}/{key}", profile)
     return offenders
-
-
-def _check_value(key: str, kind: str, value: Any, pointer: str, profile) -> list[Offender]:
-    if kind in ("ref", "opt_ref"):
-        if not isinstance(value, str) or (kind == "ref" and not value.strip()):
-            return [Offender(pointer, "type", f"{key} must be a non-empty string.")]
-        if len(value) > 512:
-            return [Offender(pointer, "max_length", f"{key} is longer than 512 characters.")]
-        return []
-    if kind == "bool":
-        return [] if isinstance(value, bool) else [Offender(pointer, "type", "must be a boolean.")]
-    if kind == "datetime":
-        if not isinstance(value, str) or parse_rfc3339(value) is None:
-            return [Offender(pointer, "format", f"{key} must be an RFC 3339 date-time.")]
-        return []
-    if kind in _ENUMS:
-        allowed = _ENUMS[kind]
-        if value not in allowed:
-            return [Offender(pointer, "enum", f"{key} must be one of {', '.join(allowed)}.")]
-        return []
-    profile_schema = (profile.field_schemas or {}).get(key) if profile else None
-    return structured.validate(kind, value, pointer=pointer, profile_schema=profile_schema)
 
 
 def check_profile_vocabulary(
@@ -131,7 +227,7 @@ def check_profile_vocabulary(
     offenders = []
     kind = (support or {}).get("support_kind")
     # A value outside the vocabulary altogether is reported once, as an enum error.
-    known = kind in _ENUMS["support_kind"]
+    known = kind in _SUPPORT_KINDS
     if known and profile.support_vocabulary and kind not in profile.support_vocabulary:
         offenders.append(
             Offender(

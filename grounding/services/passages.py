@@ -63,7 +63,7 @@ def resolve_passage(
     if not isinstance(value, dict):
         offenders.append(Offender(pointer, "required", "passage must be an object."))
         return {}, None
-    group = inputs.validate_group("passage", value, fields=inputs.PASSAGE_FIELDS, pointer=pointer)
+    group = inputs.validate_group(inputs.PASSAGE, value, pointer=pointer)
     offenders += group
     if group:
         return {}, None

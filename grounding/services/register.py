@@ -36,27 +36,10 @@ from policies.services import (
     unknown_dimension,
 )
 
-REGISTER_FIELDS = {
-    "dimension",
-    "profile",
-    "owner_ref",
-    "master_ref",
-    "statement",
-    "passage",
-    "anchor",
-    "support",
-    "time",
-    "related_link_refs",
-    "identity_decision",
-    "disclosure",
-}
-DISCLOSURE_FIELDS = {"recipient_scope": "recipient_scope", "redaction_profile": "opt_ref",
-                     "rights_ref": "opt_ref"}  # fmt: skip
 REGISTER_REASON = "registered as a candidate"
-# The columns' lengths (GroundingLink.owner_ref, .master_ref).
 MASTER_REF_CONFLICT = "master_ref_conflict"
-OWNER_REF_LENGTH = 255
-MASTER_REF_LENGTH = 512
+# Top-level string members, bounded by their columns (GroundingLink.owner_ref, …).
+_STRINGS = ("owner_ref", "master_ref", "identity_decision")
 
 
 @dataclass
@@ -167,11 +150,7 @@ class MasterRefConflict(Refusal, IntegrityError):
 def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepared:
     if not isinstance(payload, dict):
         refuse_invalid([Offender(pointer or "/", "type", "the body must be an object.")])
-    offenders = [
-        Offender(pointer_join(pointer, key), "unknown_field", f"unknown field {key!r}.")
-        for key in payload
-        if key not in REGISTER_FIELDS
-    ]
+    offenders = inputs.REGISTER.unknown(payload, pointer)
     dimension, profile = _resolve_policy(payload, pointer, lookups, offenders)
     if dimension is not None and not roles_of(actor, dimension):
         # A Dimension where the caller holds no role reads as one that does not exist.
@@ -183,52 +162,24 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepare
         require_role(actor, dimension, Role.CURATOR)
         require_published(profile)
 
-    offenders += inputs.check_string(
-        payload, "owner_ref", pointer=pointer, max_length=OWNER_REF_LENGTH, required=True
-    )
-    offenders += inputs.check_string(
-        payload, "master_ref", pointer=pointer, max_length=MASTER_REF_LENGTH
-    )
-    offenders += inputs.check_string(payload, "identity_decision", pointer=pointer)
+    offenders += inputs.REGISTER.strings(payload, _STRINGS, pointer=pointer)
     statement = payload.get("statement")
     anchor = payload.get("anchor")
     support = payload.get("support")
     time = payload.get("time") or {}
-    offenders += inputs.validate_group(
-        "statement",
-        statement,
-        fields=inputs.STATEMENT_FIELDS,
-        required=inputs.STATEMENT_REQUIRED,
-        profile=profile,
-        pointer=pointer_join(pointer, "statement"),
-    )
-    offenders += inputs.validate_group(
-        "anchor",
-        anchor,
-        fields=inputs.ANCHOR_FIELDS,
-        required=inputs.ANCHOR_REQUIRED,
-        profile=profile,
-        pointer=pointer_join(pointer, "anchor"),
-    )
-    offenders += inputs.validate_group(
-        "support",
-        support,
-        fields=inputs.SUPPORT_FIELDS,
-        required=inputs.SUPPORT_REQUIRED,
-        profile=profile,
-        pointer=pointer_join(pointer, "support"),
-    )
-    offenders += inputs.validate_group(
-        "time", time, fields=inputs.TIME_FIELDS, pointer=pointer_join(pointer, "time")
-    )
-    offenders += inputs.validate_group(
-        "disclosure",
-        payload.get("disclosure") or {},
-        fields=DISCLOSURE_FIELDS,
-        pointer=pointer_join(pointer, "disclosure"),
-    )
+    # The profile's stricter schemas apply to the statement, anchor and support groups.
+    for group, value, pinned in (
+        (inputs.STATEMENT, statement, profile),
+        (inputs.ANCHOR, anchor, profile),
+        (inputs.SUPPORT, support, profile),
+        (inputs.TIME, time, None),
+        (inputs.DISCLOSURE, payload.get("disclosure") or {}, None),
+    ):
+        offenders += inputs.validate_group(
+            group, value, profile=pinned, pointer=pointer_join(pointer, group.name)
+        )
     if payload.get("related_link_refs") is not None:
-        offenders += inputs.structured.validate(
+        offenders += inputs.REGISTER.check(
             "related_link_refs",
             payload["related_link_refs"],
             pointer=pointer_join(pointer, "related_link_refs"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from grounding.choices import RecheckState, RecordState, ResolutionState
+from grounding.choices import RecheckState, ResolutionState
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
 from grounding.services import inputs
 from grounding.services._common import (
@@ -22,32 +22,19 @@ from grounding.services._common import (
     save_tracked,
 )
 from grounding.services.passages import Lookups, resolve_passage
-from grounding.services.register import DISCLOSURE_FIELDS, OWNER_REF_LENGTH
 from grounding.values.timestamps import parse_rfc3339
 from policies import audit
 from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
 
-REVISE_FIELDS = {
-    "statement",
-    "passage",
-    "anchor",
-    "support",
-    "time",
-    "owner_ref",
-    "record_state",
-    "recheck_state",
-    "change_ref",
-    "related_link_refs",
-    "identity_decision",
-    "disclosure",
-    "revision_reason",
-}
+REVISE = inputs.REVISE
 # A curator may admit a candidate (or take admission back) and ask for a recheck;
 # withdrawal and disposal have operations of their own.
-CURATOR_RECORD_STATES = {RecordState.CANDIDATE, RecordState.ADMITTED}
-CURATOR_RECHECK_STATES = {RecheckState.PENDING_REVIEW}
+CURATOR_RECORD_STATES = set(REVISE.choices("record_state"))
+CURATOR_RECHECK_STATES = set(REVISE.choices("recheck_state"))
+# The groups a revision merges into the link's (the passage is resolved on its own).
+_GROUPS = (inputs.STATEMENT, inputs.ANCHOR, inputs.SUPPORT, inputs.TIME, inputs.DISCLOSURE)
 SUPPORT_BASIS_FIELDS = ("support_kind", "support_scope", "support_limits")
 
 
@@ -117,37 +104,22 @@ revise = public_entry("revise", do_revise, context=refusal_context)
 
 
 def _validate(link: GroundingLink, changes: dict[str, Any]) -> list[Offender]:
-    offenders = [
-        Offender(f"/{key}", "unknown_field", f"unknown field {key!r}.")
-        for key in changes
-        if key not in REVISE_FIELDS
-    ]
+    offenders = REVISE.unknown(changes)
     reason = changes.get("revision_reason")
     if not isinstance(reason, str) or not reason.strip():
         offenders.append(Offender("/revision_reason", "required", "revision_reason is required."))
     profile = link.profile
-    groups = {
-        "statement": inputs.STATEMENT_FIELDS,
-        "anchor": inputs.ANCHOR_FIELDS,
-        "support": inputs.SUPPORT_FIELDS,
-        "time": inputs.TIME_FIELDS,
-        "disclosure": DISCLOSURE_FIELDS,
-    }
-    for group, fields in groups.items():
-        if group in changes:
+    for group in _GROUPS:
+        if group.name in changes:
             offenders += inputs.validate_group(
-                group, changes[group], fields=fields, profile=profile
+                group, changes[group.name], profile=profile, partial=True
             )
-    for group, required in (
-        ("statement", inputs.STATEMENT_REQUIRED),
-        ("anchor", inputs.ANCHOR_REQUIRED),
-        ("support", inputs.SUPPORT_REQUIRED),
-    ):
-        values = changes.get(group)
+    for group in _GROUPS:
+        values = changes.get(group.name)
         if isinstance(values, dict):
             offenders += [
-                Offender(f"/{group}/{key}", "required", f"{key} cannot be removed.")
-                for key in required
+                Offender(f"/{group.name}/{key}", "required", f"{key} cannot be removed.")
+                for key in group.required
                 if key in values and values[key] in (None, "")
             ]
     if isinstance(changes.get("support"), dict):
@@ -179,18 +151,14 @@ def _validate(link: GroundingLink, changes: dict[str, Any]) -> list[Offender]:
             )
         )
     if "related_link_refs" in changes:
-        offenders += inputs.structured.validate(
+        offenders += REVISE.check(
             "related_link_refs", changes["related_link_refs"], pointer="/related_link_refs"
         )
-    for key, max_length in (
-        ("change_ref", 512),
-        ("owner_ref", OWNER_REF_LENGTH),
-        ("identity_decision", None),
-    ):
+    for key in ("change_ref", "owner_ref", "identity_decision"):
         if key in changes and not isinstance(changes[key], str):
             offenders.append(Offender(f"/{key}", "type", f"{key} must be a string."))
         elif key in changes:
-            offenders += inputs.check_string(changes, key, pointer="", max_length=max_length)
+            offenders += REVISE.strings(changes, (key,), pointer="")
     if isinstance(changes.get("owner_ref"), str) and not changes["owner_ref"].strip():
         offenders.append(Offender("/owner_ref", "required", "owner_ref cannot be empty."))
     return offenders
@@ -200,7 +168,7 @@ def _new_statement(link, values: dict, revision: int) -> StatementBinding | None
     old = link.current_statement
     fields = {
         name: getattr(old, name)
-        for name in inputs.STATEMENT_FIELDS
+        for name in inputs.STATEMENT.names
         if name not in ("finalization_binding",)
     }
     fields["finalization_binding"] = old.finalization_binding

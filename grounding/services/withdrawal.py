@@ -21,13 +21,6 @@ from policies import audit
 from policies.actions import composable, public_entry
 from policies.choices import Role
 
-WITHDRAWAL_FIELDS = {
-    "reason": "ref",
-    "authority_ref": "ref",
-    "scope": "opt_ref",
-    "decision_ref": "opt_ref",
-}
-
 
 @composable
 def do_withdraw(
@@ -40,15 +33,7 @@ def do_withdraw(
         expected_revision=expected_revision,
         allow_retired=True,
     )
-    refuse_invalid(
-        inputs.validate_group(
-            "withdrawal",
-            withdrawal,
-            fields=WITHDRAWAL_FIELDS,
-            required=("reason", "authority_ref"),
-            pointer="",
-        )
-    )
+    refuse_invalid(inputs.validate_group(inputs.WITHDRAWAL, withdrawal, pointer=""))
     record = Withdrawal.objects.create(
         link=link,
         grounding_revision=link.revision,

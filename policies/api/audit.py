@@ -11,11 +11,12 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from policies.api.views import ApiView, operation
 from policies.choices import AuditOutcome, Role
 from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent, DimensionMembership
+from policies.web.openapi import api_operation
 from policies.web.pagination import CursorPagination
+from policies.web.views import ApiView
 
 STEWARD_ROLES = (Role.STEWARD, Role.ACCESS_STEWARD)
 
@@ -87,7 +88,7 @@ class AuditEventListView(ApiView):
     filterset_class = AuditEventFilter
     pagination_class = AuditCursorPagination
 
-    @operation(
+    @api_operation(
         summary="Audit events (stewards; read-only)",
         operation_id="audit_events_list",
         responses={200: AuditEventSerializer(many=True)},

@@ -6,104 +6,12 @@ import json
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse
+from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
 from policies.choices import DisclosableField
 from policies.kernel.schemas import SchemaInvalid, check_schema
 from policies.models import Dimension, DisclosureDecision, Profile
-
-# Problem documents live at the bottom layer so every app's API can declare them
-# (policies imports neither evidence nor grounding).
-PROBLEM_CONTENT_TYPE = "application/problem+json"
-
-PROBLEM_DESCRIPTIONS = {
-    400: "validation_error (with offenders), parse_error, body_too_deep (nested deeper "
-    "than GROUNDING_MAX_JSON_DEPTH), invalid_if_match, expected_revision_conflict, "
-    "unknown_reference, format_unavailable or dimension_required.",
-    401: "not_authenticated.",
-    403: "role_required or disclosure_not_decided.",
-    404: "not_found.",
-    405: "method_not_allowed.",
-    409: "The request conflicts with the record's state (e.g. assessment_input_mismatch, "
-    "link_withdrawn, profile_not_published, dimension_inactive, decision_exists, "
-    "master_ref_conflict, integrity_conflict).",
-    412: "revision_mismatch: the body carries current_revision.",
-    413: "payload_too_large.",
-    415: "unsupported_media_type: send application/json.",
-    422: "wsp_contract_violation or banned_field (with every offender); nothing is stored.",
-    428: "precondition_required: send If-Match or expected_revision.",
-    429: "throttled: see Retry-After.",
-}
-
-
-class OffenderSerializer(serializers.Serializer):
-    pointer = serializers.CharField(help_text="RFC 6901 JSON pointer into the request.")
-    code = serializers.CharField()
-    detail = serializers.CharField()
-
-
-class ProblemSerializer(serializers.Serializer):
-    """RFC 9457 problem details; never echoes submitted or restricted values."""
-
-    type = serializers.CharField()
-    title = serializers.CharField()
-    status = serializers.IntegerField()
-    detail = serializers.CharField()
-    code = serializers.CharField()
-    offenders = OffenderSerializer(many=True)
-    current_revision = serializers.IntegerField(
-        required=False, help_text="On 412 revision_mismatch: the revision to retry against."
-    )
-    retry_after = serializers.IntegerField(required=False, help_text="On 429: seconds.")
-
-
-# One example problem per status (the first code its description names).
-PROBLEM_EXAMPLES: dict[int, dict[str, Any]] = {
-    400: {"code": "validation_error", "title": "Bad Request", "detail": "the request is not "
-          "valid.", "offenders": [{"pointer": "/statement/statement_ref", "code": "required",
-                                   "detail": "statement_ref is required."}]},
-    401: {"code": "not_authenticated", "title": "Unauthorized",
-          "detail": "Authentication credentials were not provided."},
-    403: {"code": "role_required", "title": "Forbidden",
-          "detail": "this operation needs the curator role in the Dimension."},
-    404: {"code": "not_found", "title": "Not Found", "detail": "no grounding link has this id."},
-    405: {"code": "method_not_allowed", "title": "Method Not Allowed",
-          "detail": 'Method "PUT" not allowed.'},
-    409: {"code": "assessment_input_mismatch", "title": "Conflict",
-          "detail": "assessed_inputs.grounding_revision is not the link's current revision."},
-    412: {"code": "revision_mismatch", "title": "Precondition Failed",
-          "detail": "the link has moved on.", "current_revision": 3},
-    413: {"code": "payload_too_large", "title": "Request Entity Too Large",
-          "detail": "the body is larger than allowed."},
-    415: {"code": "unsupported_media_type", "title": "Unsupported Media Type",
-          "detail": 'Unsupported media type "text/plain" in request.'},
-    422: {"code": "wsp_contract_violation", "title": "Unprocessable Content",
-          "detail": "the document violates the WSP v3 contract.",
-          "offenders": [{"pointer": "/execution_id", "code": "required",
-                         "detail": "execution_id is required."}]},
-    428: {"code": "precondition_required", "title": "Precondition Required",
-          "detail": 'name the revision you expect: If-Match: "<revision>" or expected_revision.'},
-    429: {"code": "throttled", "title": "Too Many Requests",
-          "detail": "Request was throttled.", "retry_after": 12},
-}  # fmt: skip
-
-
-def _example(status: int) -> OpenApiExample:
-    example = PROBLEM_EXAMPLES[status]
-    body = {"type": f"urn:grounding:problem:{example['code']}", "status": status,
-            "offenders": [], **example}  # fmt: skip
-    return OpenApiExample(body["code"], value=body, response_only=True, status_codes=[status])
-
-
-def problem_responses(*codes: int) -> dict[Any, OpenApiResponse]:
-    """OpenAPI responses for these statuses, as application/problem+json."""
-    return {
-        (code, PROBLEM_CONTENT_TYPE): OpenApiResponse(
-            ProblemSerializer, description=PROBLEM_DESCRIPTIONS[code], examples=[_example(code)]
-        )
-        for code in sorted(set(codes))
-    }
 
 
 class StrictSerializer(serializers.Serializer):

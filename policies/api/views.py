@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
-
-from django.utils.cache import patch_vary_headers
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.serializers import Serializer
-from rest_framework.views import APIView
 
 from policies import governance, governance_api
 from policies.api.serializers import (
@@ -24,43 +16,14 @@ from policies.api.serializers import (
     DimensionSerializer,
     ProfileInputSerializer,
     ProfileSerializer,
-    problem_responses,
 )
 from policies.models import Profile
-
-
-class ApiView(APIView):
-    """Authenticated JSON views; errors are rendered by the project's problem handler."""
-
-    permission_classes = [IsAuthenticated]
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        response = super().finalize_response(request, response, *args, **kwargs)
-        patch_vary_headers(response, ("Authorization", "Cookie"))
-        return response
-
-
-def operation(
-    *, summary: str, responses: dict, request: Any = None, errors: Iterable[int] = (), **kwargs
-) -> Callable:
-    codes = {401, 403, 429, *errors} | ({400, 413, 415} if request is not None else set())
-    return extend_schema(
-        summary=summary,
-        description=kwargs.pop("description", summary),
-        request=request,
-        responses={**responses, **problem_responses(*codes)},
-        **kwargs,
-    )
-
-
-def _parsed(serializer: Serializer) -> dict:
-    if not serializer.is_valid():
-        raise ValidationError(serializer.errors)
-    return dict(serializer.validated_data)
+from policies.web.openapi import api_operation
+from policies.web.views import ApiView
 
 
 class DecisionListView(ApiView):
-    @operation(
+    @api_operation(
         summary="Disclosure decisions of the Dimensions you steward",
         operation_id="disclosure_decisions_list",
         responses={200: DecisionSerializer(many=True)},
@@ -69,7 +32,7 @@ class DecisionListView(ApiView):
         decisions = governance_api.decisions_for(request.user)
         return Response(DecisionSerializer(decisions, many=True).data)
 
-    @operation(
+    @api_operation(
         summary="Record a disclosure decision (access_steward of the Dimension)",
         request=DecisionInputSerializer,
         responses={201: DecisionSerializer},
@@ -77,7 +40,7 @@ class DecisionListView(ApiView):
         errors=(409,),
     )
     def post(self, request: Request) -> Response:
-        values = _parsed(DecisionInputSerializer(data=request.data))
+        values = self.validated(DecisionInputSerializer)
         dimension = governance_api.get_dimension(values.pop("dimension"), actor=request.user)
         decision = governance.record_disclosure_decision(
             actor=request.user, dimension=dimension, values=values
@@ -86,7 +49,7 @@ class DecisionListView(ApiView):
 
 
 class DecisionDetailView(ApiView):
-    @operation(
+    @api_operation(
         summary="A disclosure decision, by decision_ref or id",
         operation_id="disclosure_decisions_read",
         responses={200: DecisionSerializer},
@@ -96,7 +59,7 @@ class DecisionDetailView(ApiView):
         decision = governance_api.get_decision(actor=request.user, key=key)
         return Response(DecisionSerializer(decision).data)
 
-    @operation(
+    @api_operation(
         summary="Revoke a disclosure decision",
         responses={204: None},
         errors=(404, 409),
@@ -109,7 +72,7 @@ class DecisionDetailView(ApiView):
 
 
 class DimensionListView(ApiView):
-    @operation(
+    @api_operation(
         summary="Dimensions you hold a role in",
         responses={200: DimensionSerializer(many=True)},
     )
@@ -118,20 +81,20 @@ class DimensionListView(ApiView):
             DimensionSerializer(governance_api.dimensions_for(request.user), many=True).data
         )
 
-    @operation(
+    @api_operation(
         summary="Create a Dimension (a steward of any Dimension, or a superuser)",
         request=DimensionInputSerializer,
         responses={201: DimensionSerializer},
     )
     def post(self, request: Request) -> Response:
         governance_api.require_steward_anywhere(request.user)
-        values = _parsed(DimensionInputSerializer(data=request.data))
+        values = self.validated(DimensionInputSerializer)
         dimension = governance_api.create_dimension(actor=request.user, values=values)
         return Response(DimensionSerializer(dimension).data, status=status.HTTP_201_CREATED)
 
 
 class ProfileListView(ApiView):
-    @operation(
+    @api_operation(
         summary="Adoption profiles",
         responses={200: ProfileSerializer(many=True)},
     )
@@ -139,20 +102,20 @@ class ProfileListView(ApiView):
         governance_api.require_any_role(request.user)
         return Response(ProfileSerializer(Profile.objects.all(), many=True).data)
 
-    @operation(
+    @api_operation(
         summary="Draft a profile (steward)",
         request=ProfileInputSerializer,
         responses={201: ProfileSerializer},
     )
     def post(self, request: Request) -> Response:
         governance_api.require_steward_anywhere(request.user)
-        values = _parsed(ProfileInputSerializer(data=request.data))
+        values = self.validated(ProfileInputSerializer)
         profile = governance_api.create_profile(actor=request.user, values=values)
         return Response(ProfileSerializer(profile).data, status=status.HTTP_201_CREATED)
 
 
 class ProfilePublishView(ApiView):
-    @operation(
+    @api_operation(
         summary="Publish (pin) a draft profile (steward)",
         responses={200: ProfileSerializer},
         errors=(404, 409),

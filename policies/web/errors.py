@@ -31,7 +31,7 @@ from policies.web.refusal_audit import audit_refused_request
 logger = logging.getLogger("grounding.api")
 
 API_PREFIX = "/api/"
-# Also declared for OpenAPI in policies.api.serializers (the bottom layer).
+# Declared for OpenAPI, with the problem document's shape, in policies.web.openapi.
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 # DRF/Django messages for these codes quote the submitted value; they are replaced.

@@ -27,15 +27,6 @@ from evidence.offsets import nfc, utf8_to_codepoint, utf16_to_codepoint
 from policies.kernel.refusals import Offender, pointer_join
 
 OffsetUnit = Literal["codepoint", "utf16", "utf8"]
-OFFSET_UNITS: tuple[str, ...] = ("codepoint", "utf16", "utf8")
-
-FORMATS: tuple[str, ...] = (
-    "anthropic-messages",
-    "openai-responses",
-    "gemini-generate-content",
-    "crw-extract",
-    "crw-search",
-)
 
 # The selector profile every derived anchor is recorded under (ARCHITECTURE.md
 # "Anchoring conventions").
@@ -153,62 +144,6 @@ def span_to_nfc(
     )
 
 
-# -- the request
-
-REQUIRED = ("dimension", "profile", "answer_revision_ref", "format", "payload", "passages")
-OPTIONAL_STR = ("owner_ref", "language", "media_type", "use_basis", "generation_evidence_ref",
-                "asserted_at", "offset_unit")  # fmt: skip
-# answer_revision_ref + "#cp=<start>-<end>" must fit a 512-character ref.
-MAX_ANSWER_REF = 460
-
-
-def check_request(request: Any) -> list[Offender]:
-    """The request's own members (the payload is the parsers' business)."""
-    if not isinstance(request, dict):
-        return [Offender("/", "type", "the body must be an object.")]
-    allowed = set(REQUIRED) | set(OPTIONAL_STR)
-    offenders = [
-        Offender(pointer_join("", key), "unknown_field", f"unknown field {key!r}.")
-        for key in request
-        if key not in allowed
-    ]
-    for key in REQUIRED:
-        if request.get(key) in (None, ""):
-            offenders.append(Offender(f"/{key}", "required", f"{key} is required."))
-    for key in ("dimension", "profile", "answer_revision_ref", *OPTIONAL_STR):
-        value = request.get(key)
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            offenders.append(Offender(f"/{key}", "type", f"{key} must be a non-empty string."))
-    ref = request.get("answer_revision_ref")
-    if isinstance(ref, str) and len(ref) > MAX_ANSWER_REF:
-        offenders.append(
-            Offender("/answer_revision_ref", "max_length", "answer_revision_ref is too long.")
-        )
-    if request.get("format") is not None and request["format"] not in FORMATS:
-        offenders.append(
-            Offender("/format", "enum", f"format must be one of {', '.join(FORMATS)}.")
-        )
-    unit = request.get("offset_unit")
-    if unit is not None and unit not in OFFSET_UNITS:
-        offenders.append(
-            Offender(
-                "/offset_unit", "enum", f"offset_unit must be one of {', '.join(OFFSET_UNITS)}."
-            )
-        )
-    if request.get("payload") is not None and not isinstance(request["payload"], dict):
-        offenders.append(Offender("/payload", "type", "payload must be the provider's object."))
-    passages = request.get("passages")
-    if passages is not None and not isinstance(passages, dict):
-        offenders.append(Offender("/passages", "type", "passages must be an object."))
-    elif isinstance(passages, dict):
-        offenders += [
-            Offender(pointer_join("/passages", key), "type", "a passage must be an object.")
-            for key, value in passages.items()
-            if not isinstance(value, dict)
-        ]
-    return offenders
-
-
 # -- shape checks shared by the parsers: every offender, with its pointer.
 
 
@@ -285,17 +220,14 @@ def locator_selector(kind: str) -> dict[str, Any]:
 
 __all__ = [
     "BLOCK_FRAGMENT",
-    "FORMATS",
     "JSON_POINTER_FRAGMENT",
     "LOCATOR_FRAGMENT",
-    "OFFSET_UNITS",
     "PDF_FRAGMENT",
     "SELECTOR_PROFILE",
     "Citation",
     "OffsetUnit",
     "Parsed",
     "SourceSpace",
-    "check_request",
     "codepoint_to_nfc",
     "span_to_nfc",
     "to_codepoint",

@@ -46,23 +46,17 @@ from django.db import IntegrityError
 
 from evidence.models import Passage
 from grounding.models import GroundingLink
+from grounding.services import inputs
 from grounding.services._common import refusal_context, refuse_invalid
 from grounding.services.anchoring import do_record_anchor_observation
-from grounding.services.citations import (
-    anthropic,
-    check_request,
-    crw_extract,
-    crw_search,
-    gemini,
-    openai,
-)
+from grounding.services.citations import anthropic, crw_extract, crw_search, gemini, openai
 from grounding.services.citations.plan import plan as plan_citation
 from grounding.services.citations.report import build_report, remap
 from grounding.services.register import do_register_many
 from policies import audit
 from policies.actions import composable, public_entry
 from policies.choices import Role
-from policies.kernel.refusals import Offender, Refusal
+from policies.kernel.refusals import Offender, Refusal, pointer_join
 from policies.models import Dimension, Profile
 from policies.services import (
     require_active,
@@ -79,6 +73,48 @@ PARSERS = {
     crw_extract.FORMAT: crw_extract.parse,
     crw_search.FORMAT: crw_search.parse,
 }
+
+REQUEST = inputs.FROM_CITATIONS
+# Members that must be non-empty strings when given: every member with a scalar
+# check but `format` (its enum check says more); payload and passages are objects.
+_STRINGS = tuple(key for key in REQUEST.checks if key != "format")
+
+
+def check_request(request: Any) -> list[Offender]:
+    """The request's own members (the payload is the parsers' business)."""
+    if not isinstance(request, dict):
+        return [Offender("/", "type", "the body must be an object.")]
+    offenders = REQUEST.unknown(request)
+    for key in REQUEST.required:
+        if request.get(key) in (None, ""):
+            offenders.append(Offender(f"/{key}", "required", f"{key} is required."))
+    for key in _STRINGS:
+        value = request.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            offenders.append(Offender(f"/{key}", "type", f"{key} must be a non-empty string."))
+    ref = request.get("answer_revision_ref")
+    if isinstance(ref, str) and len(ref) > REQUEST.max_length("answer_revision_ref"):
+        offenders.append(
+            Offender("/answer_revision_ref", "max_length", "answer_revision_ref is too long.")
+        )
+    for key in ("format", "offset_unit"):
+        allowed = REQUEST.choices(key)
+        if request.get(key) is not None and request[key] not in allowed:
+            offenders.append(
+                Offender(f"/{key}", "enum", f"{key} must be one of {', '.join(allowed)}.")
+            )
+    if request.get("payload") is not None and not isinstance(request["payload"], dict):
+        offenders.append(Offender("/payload", "type", "payload must be the provider's object."))
+    passages = request.get("passages")
+    if passages is not None and not isinstance(passages, dict):
+        offenders.append(Offender("/passages", "type", "passages must be an object."))
+    elif isinstance(passages, dict):
+        offenders += [
+            Offender(pointer_join("/passages", key), "type", "a passage must be an object.")
+            for key, value in passages.items()
+            if not isinstance(value, dict)
+        ]
+    return offenders
 
 
 def register_from_citations(*, actor, request: dict) -> tuple[dict, bool]:

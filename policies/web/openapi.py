@@ -1,0 +1,209 @@
+"""OpenAPI declarations every app's API shares (drf-spectacular): the one operation
+helper, the problem responses and the conditional-request headers.
+
+Every operation declares its problem responses as application/problem+json
+(`ProblemSerializer`, rendered by `policies.web.errors`); every mutation of an
+existing link or evidence set declares If-Match (required: without it, and without
+the body's expected_revision, the server answers 428) and 412/428. Request bodies
+are closed (`close_request_bodies`): the server refuses members it does not know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+
+from policies.web.errors import PROBLEM_CONTENT_TYPE
+
+COMMON = (401, 403, 429)
+BODY = (400, 413, 415)
+CONDITIONAL = (400, 409, 412, 428)
+
+PROBLEM_DESCRIPTIONS = {
+    400: "validation_error (with offenders), parse_error, body_too_deep (nested deeper "
+    "than GROUNDING_MAX_JSON_DEPTH), invalid_if_match, expected_revision_conflict, "
+    "unknown_reference, format_unavailable or dimension_required.",
+    401: "not_authenticated.",
+    403: "role_required or disclosure_not_decided.",
+    404: "not_found.",
+    405: "method_not_allowed.",
+    409: "The request conflicts with the record's state (e.g. assessment_input_mismatch, "
+    "link_withdrawn, profile_not_published, dimension_inactive, decision_exists, "
+    "master_ref_conflict, integrity_conflict).",
+    412: "revision_mismatch: the body carries current_revision.",
+    413: "payload_too_large.",
+    415: "unsupported_media_type: send application/json.",
+    422: "wsp_contract_violation or banned_field (with every offender); nothing is stored.",
+    428: "precondition_required: send If-Match or expected_revision.",
+    429: "throttled: see Retry-After.",
+}
+
+
+class OffenderSerializer(serializers.Serializer):
+    pointer = serializers.CharField(help_text="RFC 6901 JSON pointer into the request.")
+    code = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class ProblemSerializer(serializers.Serializer):
+    """RFC 9457 problem details; never echoes submitted or restricted values."""
+
+    type = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    detail = serializers.CharField()
+    code = serializers.CharField()
+    offenders = OffenderSerializer(many=True)
+    current_revision = serializers.IntegerField(
+        required=False, help_text="On 412 revision_mismatch: the revision to retry against."
+    )
+    retry_after = serializers.IntegerField(required=False, help_text="On 429: seconds.")
+
+
+# One example problem per status (the first code its description names).
+PROBLEM_EXAMPLES: dict[int, dict[str, Any]] = {
+    400: {"code": "validation_error", "title": "Bad Request", "detail": "the request is not "
+          "valid.", "offenders": [{"pointer": "/statement/statement_ref", "code": "required",
+                                   "detail": "statement_ref is required."}]},
+    401: {"code": "not_authenticated", "title": "Unauthorized",
+          "detail": "Authentication credentials were not provided."},
+    403: {"code": "role_required", "title": "Forbidden",
+          "detail": "this operation needs the curator role in the Dimension."},
+    404: {"code": "not_found", "title": "Not Found", "detail": "no grounding link has this id."},
+    405: {"code": "method_not_allowed", "title": "Method Not Allowed",
+          "detail": 'Method "PUT" not allowed.'},
+    409: {"code": "assessment_input_mismatch", "title": "Conflict",
+          "detail": "assessed_inputs.grounding_revision is not the link's current revision."},
+    412: {"code": "revision_mismatch", "title": "Precondition Failed",
+          "detail": "the link has moved on.", "current_revision": 3},
+    413: {"code": "payload_too_large", "title": "Request Entity Too Large",
+          "detail": "the body is larger than allowed."},
+    415: {"code": "unsupported_media_type", "title": "Unsupported Media Type",
+          "detail": 'Unsupported media type "text/plain" in request.'},
+    422: {"code": "wsp_contract_violation", "title": "Unprocessable Content",
+          "detail": "the document violates the WSP v3 contract.",
+          "offenders": [{"pointer": "/execution_id", "code": "required",
+                         "detail": "execution_id is required."}]},
+    428: {"code": "precondition_required", "title": "Precondition Required",
+          "detail": 'name the revision you expect: If-Match: "<revision>" or expected_revision.'},
+    429: {"code": "throttled", "title": "Too Many Requests",
+          "detail": "Request was throttled.", "retry_after": 12},
+}  # fmt: skip
+
+
+def _example(status: int) -> OpenApiExample:
+    example = PROBLEM_EXAMPLES[status]
+    body = {"type": f"urn:grounding:problem:{example['code']}", "status": status,
+            "offenders": [], **example}  # fmt: skip
+    return OpenApiExample(body["code"], value=body, response_only=True, status_codes=[status])
+
+
+def problem_responses(*codes: int) -> dict[Any, OpenApiResponse]:
+    """OpenAPI responses for these statuses, as application/problem+json."""
+    return {
+        (code, PROBLEM_CONTENT_TYPE): OpenApiResponse(
+            ProblemSerializer, description=PROBLEM_DESCRIPTIONS[code], examples=[_example(code)]
+        )
+        for code in sorted(set(codes))
+    }
+
+
+IF_MATCH = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=True,
+    description='The revision you expect, as a strong ETag: `"3"` (the ETag of your last '
+    "read). Missing ⇒ 428 precondition_required (unless the body names expected_revision); "
+    'stale or weak (`W/"3"`) ⇒ 412 revision_mismatch; a list, or anything but one quoted '
+    "integer ⇒ 400 invalid_if_match; `*` alone names no revision ⇒ 428.",
+)
+IF_NONE_MATCH = OpenApiParameter(
+    "If-None-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="304 when it names the current revision.",
+)
+ETAG = OpenApiParameter(
+    "ETag",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    response=[200, 201, 304],
+    description="The revision of the link (or set) this response is about, as a strong "
+    'ETag: `"3"`. Send it back as If-Match.',
+)
+LOCATION = OpenApiParameter("Location", OpenApiTypes.URI, OpenApiParameter.HEADER, response=[201])
+
+
+class AutoSchema(SpectacularAutoSchema):
+    """drf-spectacular's, except that a list is recognised by its success response:
+    the problem responses keyed (status, media type) must not hide it, or a list's
+    filter and pagination parameters go undocumented."""
+
+    def _is_list_view(self, serializer: Any = None) -> bool:
+        if serializer is None:
+            serializer = self.get_response_serializers()
+        if isinstance(serializer, dict):
+            success = {str(code): s for code, s in serializer.items() if str(code).startswith("2")}
+            serializer = success[min(success)] if success else None
+        return super()._is_list_view(serializer)
+
+
+def close_request_bodies(result: dict, generator, request, public) -> dict:
+    """Postprocessing hook: request components are closed (additionalProperties:
+    false), as the server refuses unknown members with 400 unknown_field."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for name, schema in schemas.items():
+        if name.endswith("Request") and schema.get("type") == "object":
+            schema.setdefault("additionalProperties", False)
+    return result
+
+
+def api_operation(
+    *,
+    summary: str,
+    responses: dict[Any, Any],
+    request: Any = None,
+    errors: Iterable[int] = (),
+    conditional: bool = False,
+    etag: bool = False,
+    location: bool = False,
+    parameters: Iterable[OpenApiParameter] = (),
+    tags: Iterable[str] | None = None,
+    public: bool = False,
+    **kwargs: Any,
+) -> Callable:
+    """extend_schema with the problem responses (and headers) an operation has.
+
+    Every operation answers 401, 403 and 429 (a `public` one, open to anyone, 401 for
+    credentials that fail and 429 only); one with a body also 400, 413 and 415;
+    `conditional` (a mutation of an existing link or set) adds If-Match and 400, 409,
+    412, 428. `etag` declares the ETag of a link or set response, `location` the
+    Location of what a 201 created. Tags default to the path's first segment.
+    """
+    codes = ({401, 429} if public else set(COMMON)) | set(errors)
+    params = list(parameters)
+    if request is not None:
+        codes |= set(BODY)
+    if conditional:
+        codes |= set(CONDITIONAL)
+        params.append(IF_MATCH)
+    if etag:
+        params.append(ETAG)
+    if location:
+        params.append(LOCATION)
+    return extend_schema(
+        summary=summary,
+        description=kwargs.pop("description", summary),
+        request=request,
+        responses={**responses, **problem_responses(*codes)},
+        parameters=params or None,
+        tags=list(tags) if tags is not None else None,
+        **kwargs,
+    )
