@@ -18,6 +18,7 @@ from grounding.choices import RecheckState
 from grounding.models import ChangeNotification, ChangeNotificationLink, GroundingLink
 from policies.choices import Role
 from policies.reader import reader_for
+from policies.web.admin_base import ReadOnlyAdminMixin
 
 PENDING_FIRST = Case(
     When(recheck_state=RecheckState.PENDING_REVIEW, then=Value(0)),
@@ -71,7 +72,7 @@ def send_overdue_to_review(modeladmin, request: HttpRequest, queryset: QuerySet[
 
 
 @admin.register(ChangeNotification)
-class ChangeNotificationAdmin(admin.ModelAdmin):
+class ChangeNotificationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = (
         "change_ref",
         "kind",
@@ -125,18 +126,9 @@ class ChangeNotificationAdmin(admin.ModelAdmin):
             return holds(request)
         return holds(request, dimension_id=obj.dimension_id)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
 
 @admin.register(ChangeNotificationLink)
-class ChangeNotificationLinkAdmin(admin.ModelAdmin):
+class ChangeNotificationLinkAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Which revision a notification gave each link (append-only)."""
 
     list_display = ("notification", "link", "revision")
@@ -154,12 +146,3 @@ class ChangeNotificationLinkAdmin(admin.ModelAdmin):
         if obj is None:
             return holds(request)
         return holds(request, dimension_id=obj.notification.dimension_id)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
