@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 
 from policies.choices import AuditOutcome
-from policies.kernel.bulk import insert_rows
+from policies.kernel.bulk import insert_rows, new_instance
 from policies.kernel.request_context import current_request_id, note_refusal
 from policies.models import AuditEvent, Dimension
 
@@ -82,25 +82,28 @@ def record(
 def record_many(*, actor, action: str, entries: list[dict[str, Any]]) -> list[AuditEvent]:
     """Write one applied event per entry in a single insert (bulk operations)."""
     request_id = current_request_id() or ""
-    events = [
-        AuditEvent(
-            actor=actor if getattr(actor, "pk", None) else None,
-            actor_ref=_actor_ref(actor),
-            action=action,
-            outcome=AuditOutcome.APPLIED,
-            request_id=request_id,
-            **entry,
-        )
-        for entry in entries
-    ]
+    common = {
+        "actor": actor if getattr(actor, "pk", None) else None,
+        "actor_ref": _actor_ref(actor),
+        "action": action,
+        "outcome": AuditOutcome.APPLIED,
+        "request_id": request_id,
+    }
+    events = [new_instance(AuditEvent, {**common, **entry}) for entry in entries]
     insert_rows(AuditEvent, events)
-    for event in events:
-        _mirror(event)
+    path = _mirror_path()
+    if path:
+        for event in events:
+            _mirror(event, path)
     return events
 
 
-def _mirror(event: AuditEvent) -> None:
-    path = getattr(settings, "GROUNDING_AUDIT_LOG_PATH", "")
+def _mirror_path() -> str:
+    return getattr(settings, "GROUNDING_AUDIT_LOG_PATH", "")
+
+
+def _mirror(event: AuditEvent, path: str | None = None) -> None:
+    path = _mirror_path() if path is None else path
     if not path:
         return
     line = {

@@ -12,6 +12,30 @@ import uuid
 _lock = threading.Lock()
 _last_ms = 0
 _counter = 0
+# Random bits are drawn from the OS in blocks: one getrandom() per id was most of the
+# cost of an id (two system calls each), and a bulk write assigns thousands.
+_POOL_BYTES = 4096
+_pool = b""
+_pool_at = 0
+
+
+def _random_bytes(n: int) -> bytes:
+    """`n` bytes from the OS's CSPRNG, served from a block (call with `_lock` held)."""
+    global _pool, _pool_at
+    if _pool_at + n > len(_pool):
+        _pool, _pool_at = os.urandom(_POOL_BYTES), 0
+    chunk = _pool[_pool_at : _pool_at + n]
+    _pool_at += n
+    return chunk
+
+
+def _forget_pool() -> None:
+    # A forked worker must not replay its parent's unused random bits.
+    global _pool, _pool_at
+    _pool, _pool_at = b"", 0
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def uuid7() -> uuid.UUID:
@@ -28,9 +52,9 @@ def uuid7() -> uuid.UUID:
             now_ms = _last_ms
         else:
             _last_ms = now_ms
-            _counter = int.from_bytes(os.urandom(2), "big") & 0x7FF
+            _counter = int.from_bytes(_random_bytes(2), "big") & 0x7FF
         counter = _counter
-    rand_b = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
+        rand_b = int.from_bytes(_random_bytes(8), "big") & ((1 << 62) - 1)
     value = (now_ms & ((1 << 48) - 1)) << 80
     value |= 0x7 << 76
     value |= counter << 64

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from policies.kernel.refusals import Offender, pointer_join
 
 CODE = "unstorable_character"
@@ -53,6 +55,22 @@ def all_storable(value: Any) -> bool:
         elif isinstance(node, str) and not storable(node):
             return False
     return True
+
+
+def plainly_fine(value: Any, max_length: int | None) -> bool:
+    """A fast filter for `unstorable_offenders` and `overlong_offenders`: True only when
+    neither can find anything in `value`, judged from its JSON text in one C pass.
+
+    orjson refuses a lone surrogate and escapes U+0000 as `\\u0000`; no string in the
+    value is longer (in characters) than the text is in bytes. False means "not
+    vouched for" (a literal backslash-u0000, a long text, a value JSON cannot hold),
+    and the walks decide.
+    """
+    try:
+        text = orjson.dumps(value)
+    except (orjson.JSONEncodeError, RecursionError):
+        return False
+    return b"\\u0000" not in text and (max_length is None or len(text) <= max_length)
 
 
 def unstorable_offenders(value: Any, pointer: str = "") -> list[Offender]:
