@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
 from django.conf import settings
 
 from grounding.values.structured_rules import SEMANTIC_CHECKS
@@ -109,7 +110,7 @@ def validate(
     time qualifiers.
     """
     try:
-        key = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        key = _memo_key(value)
         profile_key = (
             json.dumps(profile_schema, sort_keys=True, separators=(",", ":"))
             if profile_schema is not None
@@ -125,8 +126,26 @@ def validate(
     return [Offender(pointer + o.pointer, o.code, o.detail) for o in found]
 
 
+def _memo_key(value: object) -> bytes | str:
+    """The value's canonical JSON: orjson's sorted compact UTF-8 where it holds the
+    value exactly, else json.dumps's (raising ValueError for NaN and infinities, which
+    are no JSON numbers, so that such a value is validated uncached).
+
+    orjson writes NaN and infinities as null, so a text with a null takes json.dumps;
+    it refuses integers past 64 bits and lone surrogates, which json.dumps takes.
+    """
+    try:
+        key = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        pass
+    else:
+        if b"null" not in key:
+            return key
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
 @functools.lru_cache(maxsize=8192)
-def _memo(name: str, key: str, profile_key: str | None) -> tuple[Offender, ...]:
+def _memo(name: str, key: bytes | str, profile_key: str | None) -> tuple[Offender, ...]:
     value = json.loads(key)
     profile_schema = json.loads(profile_key) if profile_key is not None else None
     return tuple(_validate(name, value, pointer="", profile_schema=profile_schema))
@@ -159,14 +178,16 @@ def max_value_bytes() -> int:
     return settings.GROUNDING_MAX_VALUE_BYTES
 
 
-def _too_large(key: str, value: object, pointer: str) -> Offender | None:
+def _too_large(key: bytes | str, value: object, pointer: str) -> Offender | None:
     """A value whose compact UTF-8 JSON exceeds GROUNDING_MAX_VALUE_BYTES, as an offender.
 
-    ``key`` is the ASCII-escaped canonical form, never shorter than the UTF-8 one, so
-    the exact size is only computed for a value near the limit.
+    ``key`` is a canonical form (`_memo_key`): the ASCII-escaped one is never shorter
+    than the compact UTF-8 text; orjson's is that text but for shorter float exponents
+    (1e16 for 1e+16), never by a quarter. So the exact size is only computed for a
+    value near the limit.
     """
     limit = max_value_bytes()
-    if len(key) <= limit:
+    if len(key) <= (limit if isinstance(key, str) else limit * 3 // 4):
         return None
     size = len(
         json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "replace")

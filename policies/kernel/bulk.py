@@ -308,6 +308,18 @@ def _converter(field: models.Field) -> Callable[[Any, Any], Any]:
 
         return convert
 
+    if kind == "DateTimeField":
+
+        def convert(value: Any, connection) -> Any:
+            # An aware datetime is what Django sends PostgreSQL unchanged; a naive one
+            # takes Django's path, its warning and conversion included. (The direct
+            # paths run on PostgreSQL only.)
+            if value is None or (type(value) is datetime and value.tzinfo is not None):
+                return value
+            return field.get_db_prep_save(value, connection)
+
+        return convert
+
     def convert(value: Any, connection) -> Any:
         if value is None or type(value) in native:
             return value
@@ -327,6 +339,34 @@ def _read_plan(model: type[models.Model]) -> tuple[list[models.Field], list[tupl
     return list(model._meta.concrete_fields), plan
 
 
+@functools.cache
+def _related_fields(model: type[models.Model]) -> tuple[models.Field, ...]:
+    if model._meta.private_fields:
+        raise NotImplementedError(f"{model.__name__}: private fields take bulk_create")
+    return tuple(f for f in model._meta.concrete_fields if f.is_relation)
+
+
+def _prepare_related(obj: models.Model, related: tuple[models.Field, ...]) -> None:
+    """`Model._prepare_related_fields_for_save`, over the model's relations only: a
+    cached related object gives its key, and an unsaved one refuses the write."""
+    cache = obj._state.fields_cache
+    if not cache:
+        return
+    for field in related:
+        other = cache.get(field.name)
+        if other is None:
+            continue
+        if other.pk is None:
+            raise ValueError(
+                f"bulk_create() prohibited to prevent data loss due to unsaved related "
+                f"object '{field.name}'."
+            )
+        if getattr(obj, field.attname) in field.empty_values:
+            setattr(obj, field.attname, other.pk)
+        if getattr(other, field.target_field.attname) != getattr(obj, field.attname):
+            field.delete_cached_value(obj)
+
+
 def _db_rows(
     model: type[models.Model], objs: Sequence[models.Model], connection
 ) -> tuple[list[models.Field], Iterator[tuple]]:
@@ -334,9 +374,11 @@ def _db_rows(
     streams each row while the next is built and PostgreSQL works alongside)."""
     fields, plan = _read_plan(model)
 
+    related = _related_fields(model)
+
     def rows() -> Iterator[tuple]:
         for obj in objs:
-            obj._prepare_related_fields_for_save(operation_name="bulk_create")
+            _prepare_related(obj, related)
             values = obj.__dict__
             yield tuple(
                 convert(values[attname] if field is None else field.pre_save(obj, True), connection)
