@@ -11,15 +11,16 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
 from policies.choices import AuditOutcome
-from policies.kernel.bulk import insert_rows, new_instance
+from policies.kernel.bulk import new_instance
 from policies.kernel.request_context import current_request_id, note_refusal
+from policies.kernel.together import Insert, insert_together
 from policies.models import AuditEvent, Dimension
 
 logger = logging.getLogger("grounding.audit")
@@ -79,8 +80,20 @@ def record(
     return event
 
 
-def record_many(*, actor, action: str, entries: list[dict[str, Any]]) -> list[AuditEvent]:
-    """Write one applied event per entry in a single insert (bulk operations)."""
+def record_many(
+    *,
+    actor,
+    action: str,
+    entries: list[dict[str, Any]],
+    along: Sequence[Insert] = (),
+    change_reason: str = "",
+) -> list[AuditEvent]:
+    """Write one applied event per entry in a single insert (bulk operations).
+
+    `along`: the operation's own new rows (and their history rows, `change_reason`),
+    written with the events in one statement where `insert_together` can: the events
+    and what they record reach the database together, in one round trip.
+    """
     request_id = current_request_id() or ""
     common = {
         "actor": actor if getattr(actor, "pk", None) else None,
@@ -90,7 +103,11 @@ def record_many(*, actor, action: str, entries: list[dict[str, Any]]) -> list[Au
         "request_id": request_id,
     }
     events = [new_instance(AuditEvent, {**common, **entry}) for entry in entries]
-    insert_rows(AuditEvent, events)
+    insert_together(
+        [*along, Insert(AuditEvent, events, history=False)],
+        user=actor,
+        change_reason=change_reason,
+    )
     path = _mirror_path()
     if path:
         for event in events:

@@ -31,7 +31,7 @@ from evidence.choices import AccessLabel
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from policies import audit
 from policies.actions import composable, public_entry
-from policies.kernel.bulk import insert_rows, insert_with_history
+from policies.kernel.bulk import insert_rows, insert_with_history, new_instance
 from policies.kernel.canonical import text_sha256
 from policies.models import Dimension
 
@@ -90,7 +90,9 @@ def do_write_documents(
                 seen_hashes.add(sha)
             if sha not in stored_hashes and sha not in new_content:
                 # Literal text: never normalized (NFC is for coordinates only).
-                new_content[sha] = Content(sha256=sha, text=text, length=len(text))
+                new_content[sha] = new_instance(
+                    Content, {"sha256": sha, "text": text, "length": len(text)}
+                )
             url = obs["url"]["canonical"]
             if url not in sources:
                 sources[url] = _new_source(url)
@@ -155,22 +157,25 @@ def _insert_content(contents: list[Content]) -> None:
 
 
 def _envelope(document: dict, digest: str, user, dimension: Dimension) -> RetrievalObservation:
-    return RetrievalObservation(
-        dimension=dimension,
-        execution_id=document["execution_id"],
-        request_id=document.get("request_id"),
-        capability=document["capability"],
-        status=document["status"],
-        error=document.get("error"),
-        engine=document.get("engine"),
-        provider_attempts=document["provider_attempts"],
-        policy_actions=document["policy_actions"],
-        results=document["results"],
-        source_diversity=document["source_diversity"],
-        cache_status=document["cache_status"],
-        routing_receipt=document["routing_receipt"],
-        document_sha256=digest,
-        imported_by=user,
+    return new_instance(
+        RetrievalObservation,
+        dict(
+            dimension=dimension,
+            execution_id=document["execution_id"],
+            request_id=document.get("request_id"),
+            capability=document["capability"],
+            status=document["status"],
+            error=document.get("error"),
+            engine=document.get("engine"),
+            provider_attempts=document["provider_attempts"],
+            policy_actions=document["policy_actions"],
+            results=document["results"],
+            source_diversity=document["source_diversity"],
+            cache_status=document["cache_status"],
+            routing_receipt=document["routing_receipt"],
+            document_sha256=digest,
+            imported_by=user,
+        ),
     )
 
 
@@ -202,7 +207,9 @@ def _stored_sources(documents: list[tuple[dict, str]]) -> dict[str, Source]:
 
 
 def _new_source(url: str) -> Source:
-    return Source(canonical_url=url, host=(urlsplit(url).hostname or "")[:255])
+    return new_instance(
+        Source, {"canonical_url": url, "host": (urlsplit(url).hostname or "")[:255]}
+    )
 
 
 class _EarliestPassages:
@@ -260,32 +267,35 @@ class _EarliestPassages:
 def _passage(obs: dict, envelope: RetrievalObservation, source: Source, sha: str, root) -> Passage:
     score = obs.get("provider_score") or {}
     published = obs.get("published_at") or {}
-    return Passage(
-        dimension_id=envelope.dimension_id,
-        passage_ref=f"urn:wsp:{envelope.execution_id}:{obs['observation_id']}",
-        source=source,
-        content_id=sha,
-        content_sha256=sha,
-        kind=obs["kind"],
-        source_field=LITERAL_FIELD[obs["kind"]],
-        locator=obs["url"]["observed"],
-        observed_url=obs["url"]["observed"],
-        canonical_url=obs["url"]["canonical"],
-        title=obs.get("title"),
-        # A restricted source restricts every passage taken from it.
-        access_label=source.access_label or AccessLabel.PUBLIC,
-        retrieval_observation=envelope,
-        execution_id=envelope.execution_id,
-        observation_id=obs["observation_id"],
-        provider=obs["provider"],
-        endpoint_id=obs["endpoint_id"],
-        provider_attempt_id=obs["provider_attempt_id"],
-        provider_result_index=obs["provider_result_index"],
-        provider_rank=obs.get("provider_rank"),
-        provider_score_value=score.get("value"),
-        provider_score_semantics=score.get("semantics", ""),
-        published_at_raw=published.get("raw"),
-        published_at_normalized=published.get("normalized"),
-        provider_fields=obs.get("provider_fields") or {},
-        duplicate_of_id=root,
+    return new_instance(
+        Passage,
+        dict(
+            dimension_id=envelope.dimension_id,
+            passage_ref=f"urn:wsp:{envelope.execution_id}:{obs['observation_id']}",
+            source=source,
+            content_id=sha,
+            content_sha256=sha,
+            kind=obs["kind"],
+            source_field=LITERAL_FIELD[obs["kind"]],
+            locator=obs["url"]["observed"],
+            observed_url=obs["url"]["observed"],
+            canonical_url=obs["url"]["canonical"],
+            title=obs.get("title"),
+            # A restricted source restricts every passage taken from it.
+            access_label=source.access_label or AccessLabel.PUBLIC,
+            retrieval_observation=envelope,
+            execution_id=envelope.execution_id,
+            observation_id=obs["observation_id"],
+            provider=obs["provider"],
+            endpoint_id=obs["endpoint_id"],
+            provider_attempt_id=obs["provider_attempt_id"],
+            provider_result_index=obs["provider_result_index"],
+            provider_rank=obs.get("provider_rank"),
+            provider_score_value=score.get("value"),
+            provider_score_semantics=score.get("semantics", ""),
+            published_at_raw=published.get("raw"),
+            published_at_normalized=published.get("normalized"),
+            provider_fields=obs.get("provider_fields") or {},
+            duplicate_of_id=root,
+        ),
     )

@@ -25,9 +25,10 @@ from grounding.values.timestamps import parse_rfc3339
 from policies import audit
 from policies.actions import composable, public_entry
 from policies.choices import Role
-from policies.kernel.bulk import insert_with_history, new_instance
+from policies.kernel.bulk import new_instance
 from policies.kernel.identifiers import uuid7
 from policies.kernel.refusals import Offender, Refusal, pointer_join
+from policies.kernel.together import Insert
 from policies.services import (
     require_active,
     require_published,
@@ -330,16 +331,9 @@ def _build(*, actor, payload, dimension, profile, passage, passage_values) -> _P
 
 
 def _write(prepared: list[_Prepared], *, actor) -> None:
-    """Bindings first (the link's FKs to them are deferred), then the links: one
-    insert per model and one history row per object, whatever the batch size."""
-    for model, attr in (
-        (StatementBinding, "statement"),
-        (PassageBinding, "passage"),
-        (GroundingLink, "link"),
-    ):
-        insert_with_history(
-            model, [getattr(p, attr) for p in prepared], user=actor, change_reason=REGISTER_REASON
-        )
+    """Bindings first (the link's FKs to them are deferred), then the links, then the
+    audit events: one history row per object, one statement for a few links and one
+    COPY per table for a batch."""
     audit.record_many(
         actor=actor,
         action="register",
@@ -351,4 +345,10 @@ def _write(prepared: list[_Prepared], *, actor) -> None:
             }
             for item in prepared
         ],
+        along=[
+            Insert(StatementBinding, [p.statement for p in prepared]),
+            Insert(PassageBinding, [p.passage for p in prepared]),
+            Insert(GroundingLink, [p.link for p in prepared]),
+        ],
+        change_reason=REGISTER_REASON,
     )
