@@ -9,6 +9,7 @@ import uuid
 from evidence.models import Passage
 from grounding.services import inputs
 from policies.kernel.refusals import Offender, pointer_join
+from policies.memberships import memberships
 from policies.models import Dimension, Profile
 
 
@@ -16,14 +17,20 @@ class Lookups:
     """Per-call caches so a bulk of 1,000 items costs a handful of queries."""
 
     def __init__(self) -> None:
-        self.dimensions: dict[str, Dimension | None] = {}
         self.profiles: dict[str, Profile | None] = {}
         self.passages: dict[str, Passage | None] = {}
 
-    def dimension(self, name: str) -> Dimension | None:
-        if name not in self.dimensions:
-            self.dimensions[name] = Dimension.objects.filter(name=name).first()
-        return self.dimensions[name]
+    def dimension_of(self, actor, name: str) -> Dimension | None:
+        """The Dimension named `name` where `actor` holds a role, else None.
+
+        A Dimension without a role of the caller answers as an unknown one, so the
+        Dimensions the caller's memberships loaded (once per request, with the
+        Dimension rows) are the only ones to look in: no query of its own.
+        """
+        for dimension in memberships(actor).dimensions.values():
+            if dimension.name == name:
+                return dimension
+        return None
 
     def profile(self, ref: str) -> Profile | None:
         if ref not in self.profiles:

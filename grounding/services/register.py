@@ -33,7 +33,6 @@ from policies.services import (
     require_active,
     require_published,
     require_role,
-    roles_of,
     unknown_dimension,
 )
 
@@ -152,11 +151,8 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepare
     if not isinstance(payload, dict):
         refuse_invalid([Offender(pointer or "/", "type", "the body must be an object.")])
     offenders = inputs.REGISTER.unknown(payload, pointer)
-    dimension, profile = _resolve_policy(payload, pointer, lookups, offenders)
-    if dimension is not None and not roles_of(actor, dimension):
-        # A Dimension where the caller holds no role reads as one that does not exist.
-        dimension = None
-        offenders.append(unknown_dimension(pointer_join(pointer, "dimension")))
+    # A Dimension where the caller holds no role reads as one that does not exist.
+    dimension, profile = _resolve_policy(actor, payload, pointer, lookups, offenders)
     if dimension is not None and profile is not None:
         # Role and policy preconditions come before any detail of the input is judged.
         require_active(dimension)
@@ -214,7 +210,7 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepare
     )
 
 
-def _resolve_policy(payload, pointer, lookups, offenders):
+def _resolve_policy(actor, payload, pointer, lookups, offenders):
     dimension = profile = None
     name = payload.get("dimension")
     if not isinstance(name, str) or not name:
@@ -222,7 +218,7 @@ def _resolve_policy(payload, pointer, lookups, offenders):
             Offender(pointer_join(pointer, "dimension"), "required", "dimension is required.")
         )
     else:
-        dimension = lookups.dimension(name)
+        dimension = lookups.dimension_of(actor, name)
         if dimension is None:
             offenders.append(unknown_dimension(pointer_join(pointer, "dimension")))
     ref = payload.get("profile")

@@ -157,3 +157,47 @@ def test_a_projection_agent_has_no_internal_decision(world, link):
     assert Role.PROJECTION_AGENT not in {
         d.recipient_scope for d in DisclosureDecision.objects.all()
     }
+
+
+def test_valid_decisions_are_those_the_queryset_it_replaces_selects(world):
+    # Every combination of window, revocation, recipient and purpose, once.
+    from itertools import product
+
+    from django.db.models import Q
+
+    from policies.disclosure import valid_decisions
+
+    now = timezone.now()
+    past, future = now - timedelta(days=1), now + timedelta(days=1)
+    combos = product(
+        (None, past, future), (None, past, future), (None, past), ("a", "b", "c"), ("p", "q")
+    )
+    for n, (valid_from, valid_until, revoked_at, scope, purpose) in enumerate(combos):
+        DisclosureDecision.objects.create(
+            decision_ref=f"urn:grid:{n:03d}", dimension=world.dimension,
+            recipient_scope=f"partner:{scope}", purpose=purpose, fields=["statement"],
+            valid_from=valid_from, valid_until=valid_until, revoked_at=revoked_at,
+        )  # fmt: skip
+    other = factories.make_dimension()
+    DisclosureDecision.objects.create(
+        decision_ref="urn:grid:other", dimension=other, recipient_scope="partner:a",
+        purpose="p", fields=["statement"],
+    )  # fmt: skip
+    for at in (now, past - timedelta(days=1), future + timedelta(days=1)):
+        for scopes in (["partner:a", "partner:b"], ["partner:c"], ["partner:a", "partner:a"]):
+            expected = list(
+                DisclosureDecision.objects.filter(
+                    dimension=world.dimension, recipient_scope__in=scopes, purpose="p",
+                    revoked_at__isnull=True,
+                )
+                .filter(Q(valid_from__isnull=True) | Q(valid_from__lte=at))
+                .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=at))
+                .order_by("decision_ref")
+                .values_list("decision_ref", flat=True)
+            )  # fmt: skip
+            found = valid_decisions(
+                dimension=world.dimension, recipient_scopes=scopes, purpose="p", at=at
+            )
+            assert [d.decision_ref for d in found] == expected
+            assert expected  # each case selects some, so equality is not vacuous
+    assert valid_decisions(dimension=world.dimension, recipient_scopes=[], purpose="p") == []
