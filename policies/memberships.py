@@ -20,6 +20,16 @@ from policies.models import Dimension, DimensionMembership
 
 _ATTR = "_grounding_memberships"
 
+# Every request asks this first: one plain statement, as a queryset selecting the
+# memberships with their Dimensions would (`test_memberships.py` holds the two
+# equal); the ORM compiling that queryset was most of its cost. Each row is a
+# Dimension carrying one of the user's roles there.
+_MEMBERSHIPS_SQL = (
+    f"SELECT d.*, m.role AS membership_role FROM {DimensionMembership._meta.db_table} m "
+    f"JOIN {Dimension._meta.db_table} d ON d.id = m.dimension_id "
+    "WHERE m.user_id = %s ORDER BY m.id"
+)
+
 
 @dataclass(frozen=True)
 class Memberships:
@@ -57,10 +67,9 @@ def memberships(user) -> Memberships:
     if cached is None:
         held: dict[int, set[str]] = {}
         dimensions: dict[int, Dimension] = {}
-        rows = DimensionMembership.objects.filter(user_id=user.pk).select_related("dimension")
-        for membership in rows:
-            held.setdefault(membership.dimension_id, set()).add(membership.role)
-            dimensions[membership.dimension_id] = membership.dimension
+        for dimension in Dimension.objects.raw(_MEMBERSHIPS_SQL, [user.pk]):
+            held.setdefault(dimension.pk, set()).add(dimension.membership_role)
+            dimensions[dimension.pk] = dimension
         cached = Memberships({k: frozenset(v) for k, v in held.items()}, dimensions)
         setattr(user, _ATTR, cached)
     return cached

@@ -111,7 +111,14 @@ class Profile(models.Model):
     def by_ref(cls, ref: str) -> Profile | None:
         """The profile a `name@version` reference names (the inverse of `ref`), or None."""
         name, _, version = ref.partition("@")
-        return cls.objects.filter(name=name, version=version).first()
+        # Every registration asks this: one plain statement, as
+        # `filter(name=…, version=…).first()` would send, without compiling it.
+        found = cls.objects.raw(
+            f"SELECT * FROM {cls._meta.db_table} WHERE name = %s AND version = %s "
+            "ORDER BY id LIMIT 1",
+            [name, version],
+        )
+        return next(iter(found), None)
 
 
 class DimensionMembership(models.Model):

@@ -14,6 +14,7 @@ databases take `bulk`'s per-table paths.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -53,37 +54,49 @@ def insert_together(
                 bulk.insert_rows(item.model, item.objs)
         return
     when = date or timezone.now()
+    shape = tuple((i.model, len(i.objs), i.history) for i in inserts)
+    statement, expected = _statement(using, shape)
+    params: list = []
+    for item in inserts:
+        model = item.model
+        _, rows = bulk._db_rows(model, item.objs, connection)
+        params += [value for row in rows for value in row]
+        if item.history:
+            params += _history_extra(model, connection, when, user, change_reason)
+            params.append([getattr(obj, model._meta.pk.attname) for obj in item.objs])
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        written = tuple(cursor.fetchone())
+    if written != expected:
+        raise RuntimeError(f"wrote {written} rows where {expected} were due")
+    for item in inserts:
+        bulk._mark_saved(item.objs, using)
+
+
+@functools.lru_cache(maxsize=256)
+def _statement(
+    using: str, shape: tuple[tuple[type[models.Model], int, bool], ...]
+) -> tuple[str, tuple[int, ...]]:
+    """The statement for inserts of this shape (model, rows, history), and the row
+    counts it must report: built once per shape, not per write."""
+    connection = connections[using]
     quote = connection.ops.quote_name
     parts: list[str] = []
-    params: list = []
     counts: list[tuple[str, int]] = []
-    for n, item in enumerate(inserts):
-        model = item.model
-        fields, rows = bulk._db_rows(model, item.objs, connection)
-        rows = list(rows)
+    for n, (model, count, history) in enumerate(shape):
+        fields = model._meta.concrete_fields
         columns = ", ".join(quote(f.column) for f in fields)
-        values = ", ".join(["(" + ", ".join(["%s"] * len(fields)) + ")"] * len(rows))
+        values = ", ".join(["(" + ", ".join(["%s"] * len(fields)) + ")"] * count)
         parts.append(
             f"m{n} AS (INSERT INTO {quote(model._meta.db_table)} ({columns}) "
             f"VALUES {values} RETURNING *)"
         )
-        params += [value for row in rows for value in row]
-        counts.append((f"m{n}", len(rows)))
-        if item.history:
-            statement, extra = _history_part(model, n, connection)
-            parts.append(f"h{n} AS ({statement} RETURNING 1)")
-            params += extra(when, user, change_reason)
-            params.append([getattr(obj, model._meta.pk.attname) for obj in item.objs])
-            counts.append((f"h{n}", len(rows)))
+        counts.append((f"m{n}", count))
+        if history:
+            parts.append(f"h{n} AS ({_history_insert(model, n, connection)} RETURNING 1)")
+            counts.append((f"h{n}", count))
     tally = ", ".join(f"(SELECT count(*) FROM {name})" for name, _ in counts)
-    with connection.cursor() as cursor:
-        cursor.execute(f"WITH {', '.join(parts)} SELECT {tally}", params)
-        written = cursor.fetchone()
-    expected = tuple(count for _, count in counts)
-    if tuple(written) != expected:
-        raise RuntimeError(f"wrote {written} rows where {expected} were due")
-    for item in inserts:
-        bulk._mark_saved(item.objs, using)
+    return f"WITH {', '.join(parts)} SELECT {tally}", tuple(c for _, c in counts)
 
 
 def _together(connection, using: str, inserts: list[Insert]) -> bool:
@@ -95,17 +108,16 @@ def _together(connection, using: str, inserts: list[Insert]) -> bool:
     )
 
 
-def _history_part(model: type[models.Model], n: int, connection):
+def _history_insert(model: type[models.Model], n: int, connection) -> str:
     """The history INSERT of the `n`th part, selecting from `m{n}` in the objects'
-    order (the key array), and how its extra values are made."""
+    order (the key array), its extra values as parameters."""
     history_model = bulk._history_model(model)
     quote = connection.ops.quote_name
     tracked = [f.column for f in history_model.tracked_fields]
-    history_fields = {f.attname: f for f in history_model._meta.concrete_fields}
-    extra_fields = [history_fields[a] for a in bulk._HISTORY_COLUMNS]
+    extra_fields = _extra_fields(model)
     columns = ", ".join(quote(c) for c in [*tracked, *(f.column for f in extra_fields)])
     pk = model._meta.pk
-    statement = (
+    return (
         f"INSERT INTO {quote(history_model._meta.db_table)} ({columns}) "
         f"SELECT {', '.join(f'm.{quote(c)}' for c in tracked)}, "
         f"{', '.join(['%s'] * len(extra_fields))} "
@@ -113,13 +125,18 @@ def _history_part(model: type[models.Model], n: int, connection):
         f"JOIN m{n} m ON m.{quote(pk.column)} = k.pk ORDER BY k.n"
     )
 
-    def extra(when: datetime, user, change_reason: str) -> list:
-        values = {
-            "history_date": when,
-            "history_user_id": getattr(user, "pk", None),
-            "history_change_reason": change_reason,
-            "history_type": "+",
-        }
-        return [bulk._db_value(f, values[f.attname], connection) for f in extra_fields]
 
-    return statement, extra
+@functools.cache
+def _extra_fields(model: type[models.Model]) -> list[models.Field]:
+    history_fields = {f.attname: f for f in bulk._history_model(model)._meta.concrete_fields}
+    return [history_fields[a] for a in bulk._HISTORY_COLUMNS]
+
+
+def _history_extra(model, connection, when: datetime, user, change_reason: str) -> list:
+    values = {
+        "history_date": when,
+        "history_user_id": getattr(user, "pk", None),
+        "history_change_reason": change_reason,
+        "history_type": "+",
+    }
+    return [bulk._db_value(f, values[f.attname], connection) for f in _extra_fields(model)]

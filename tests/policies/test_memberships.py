@@ -55,6 +55,27 @@ def test_memberships_are_fetched_in_one_query_and_kept_on_the_user_object():
     assert held.holding(Role.ACCESS_STEWARD) == []
 
 
+def test_the_one_statement_holds_what_the_membership_queryset_selects():
+    from policies.models import DimensionMembership
+
+    dimensions = [factories.make_dimension(f"memb-q{i}") for i in range(3)]
+    user = factories.user_with_roles(dimensions[0], Role.CURATOR, Role.REVIEWER)
+    governance.grant_role(actor=None, dimension=dimensions[2], user=user, role=Role.STEWARD)
+    other = factories.user_with_roles(dimensions[1], Role.CURATOR)  # not the user's
+    held = memberships(_fresh(user))
+    rows = DimensionMembership.objects.filter(user_id=user.pk).select_related("dimension")
+    expected: dict[int, set[str]] = {}
+    for row in rows:
+        expected.setdefault(row.dimension_id, set()).add(row.role)
+        stored = held.dimensions[row.dimension_id]
+        assert [getattr(stored, f.attname) for f in stored._meta.concrete_fields] == [
+            getattr(row.dimension, f.attname) for f in stored._meta.concrete_fields
+        ]
+    assert held.roles == {pk: frozenset(roles) for pk, roles in expected.items()}
+    assert set(held.roles) == {dimensions[0].pk, dimensions[2].pk}
+    assert memberships(_fresh(other)).roles == {dimensions[1].pk: frozenset({"curator"})}
+
+
 def test_an_anonymous_or_missing_user_holds_nothing_without_a_query():
     with CaptureQueriesContext(connection) as queries:
         assert memberships(AnonymousUser()) is NONE
