@@ -27,7 +27,12 @@ from grounding.models import (
     StatementBinding,
 )
 from policies import audit
-from policies.kernel.bulk import insert_rows, insert_with_history, update_with_history
+from policies.kernel.bulk import (
+    insert_rows,
+    insert_with_history,
+    new_instance,
+    update_with_history,
+)
 
 # Links per batch: each batch is one short transaction (when the caller commits
 # between batches) holding the locks of at most this many links.
@@ -197,7 +202,10 @@ def _write(notification: ChangeNotification, links: list[GroundingLink], *, acto
     insert_rows(
         ChangeNotificationLink,
         [
-            ChangeNotificationLink(notification=notification, link=link, revision=link.revision)
+            new_instance(
+                ChangeNotificationLink,
+                {"notification": notification, "link": link, "revision": link.revision},
+            )
             for link in links
         ],
     )
@@ -228,4 +236,6 @@ def _rebind(old: StatementBinding, revision: int) -> StatementBinding | None:
         if f.attname not in ("binding_id", "created_at", "predecessor_id", "bound_in_revision")
     }
     fields["rebind_requirement"] = RebindRequirement.REVIEW_REQUIRED
-    return StatementBinding(predecessor=old, bound_in_revision=revision, **fields)
+    return new_instance(
+        StatementBinding, {**fields, "predecessor": old, "bound_in_revision": revision}
+    )

@@ -183,7 +183,12 @@ def update_with_history(
     columns = [pk, *touched]
     arrays = [[_db_value(pk, getattr(obj, pk.attname), connection) for obj in objs]]
     for field in touched:
-        arrays.append([_db_value(field, field.pre_save(obj, False), connection) for obj in objs])
+        convert = _converter(field)
+        if type(field).pre_save is models.Field.pre_save:  # reads the attribute
+            values = (getattr(obj, field.attname) for obj in objs)
+        else:
+            values = (field.pre_save(obj, False) for obj in objs)
+        arrays.append([convert(value, connection) for value in values])
     casts = ", ".join(f"%s::{_array_type(f, connection)}" for f in columns)
     names = ", ".join(f"c{i}" for i in range(len(columns)))
     sets = ", ".join(
@@ -361,7 +366,7 @@ def _prepare_related(obj: models.Model, related: tuple[models.Field, ...]) -> No
                 f"bulk_create() prohibited to prevent data loss due to unsaved related "
                 f"object '{field.name}'."
             )
-        if getattr(obj, field.attname) in field.empty_values:
+        if getattr(obj, field.attname) in (None, ""):  # the key's empty values
             setattr(obj, field.attname, other.pk)
         if getattr(other, field.target_field.attname) != getattr(obj, field.attname):
             field.delete_cached_value(obj)
