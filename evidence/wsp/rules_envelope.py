@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
+
 from evidence.wsp.context import DocumentIndex, as_dict, as_list
 from policies.kernel.refusals import Offender, pointer_join
 from policies.kernel.text import storable, unstorable_offenders
@@ -51,12 +53,30 @@ def banned_scan(document: Any) -> tuple[list[Offender], list[str]]:
 
 
 def nothing_banned_or_unstorable(document: Any) -> bool:
-    """True when banned_scan and character_offenders would both find nothing.
+    """True only when banned_scan and character_offenders would both find nothing.
 
-    The fast path for a well-formed document: one walk that builds no pointers (they
-    are only needed to name offenders). Anything it cannot vouch for, including a
-    member name that is not a string, sends the caller to the full scans.
+    The fast path for a well-formed document, judged from its JSON text (orjson, one
+    C pass; it was two fifths of an import's time as a Python walk): a banned member
+    shows as `"answer":`, a synthesis object as `"type":"synthesis"`, U+0000 as
+    `\\u0000`, and orjson refuses a lone surrogate. A text with any of them (or
+    something that only looks like one, escaped inside a string) sends the caller to
+    the full scans; a value orjson cannot write (an integer past 64 bits, a member
+    name that is not a string) is judged by the walk instead.
     """
+    try:
+        text = orjson.dumps(document)
+    except (orjson.JSONEncodeError, RecursionError):
+        return _walked_clean(document)
+    if b"\\u0000" in text or b'"type":"synthesis"' in text:
+        return False
+    return not any(marker in text for marker in _BANNED_MARKERS)
+
+
+_BANNED_MARKERS = tuple(f'"{key}":'.encode() for key in sorted(BANNED_KEYS))
+
+
+def _walked_clean(document: Any) -> bool:
+    """`nothing_banned_or_unstorable` by a walk that builds no pointers."""
     stack: list[Any] = [document]
     while stack:
         node = stack.pop()

@@ -23,6 +23,7 @@ from evidence.wsp import validate_response
 from evidence.wsp import validation as wsp_validation
 from evidence.wsp.rules_envelope import (
     BANNED_KEYS,
+    _walked_clean,
     banned_scan,
     character_offenders,
     nothing_banned_or_unstorable,
@@ -163,10 +164,27 @@ def test_the_schema_offenders_are_those_jsonschema_named(document):
     max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 @given(mutated_documents())
-def test_the_clean_walk_agrees_with_the_full_scans(document):
+def test_the_clean_check_never_vouches_for_what_the_full_scans_name(document):
     banned, synthesis = banned_scan(document)
     found = banned or synthesis or character_offenders(document)
-    assert nothing_banned_or_unstorable(document) == (not found)
+    # The fast check may send a clean document to the full scans, never a bad one past.
+    if nothing_banned_or_unstorable(document):
+        assert not found
+    assert _walked_clean(document) == (not found)  # the walk it falls back on: exact
+
+
+def test_the_clean_check_on_each_kind_of_finding():
+    document = load(FIXTURES[0])
+    assert nothing_banned_or_unstorable(document)
+    for finding in ({"answer": 1}, {"type": "synthesis"}, "a\x00b", "\ud800", {"\ud800": 1}):
+        spoiled = copy.deepcopy(document)
+        spoiled["engine"] = {"name": finding}
+        assert not nothing_banned_or_unstorable(spoiled), finding
+    spoiled = copy.deepcopy(document)
+    spoiled["engine"] = {"name": 2**70}  # orjson cannot write it: the walk judges
+    assert nothing_banned_or_unstorable(spoiled)
+    spoiled["engine"] = {1: "x"}  # a member name that is not a string
+    assert not nothing_banned_or_unstorable(spoiled)
 
 
 @settings(
