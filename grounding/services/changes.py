@@ -35,7 +35,7 @@ from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
 from grounding.services import inputs
 from grounding.services._common import refusal_context, refuse_invalid, save_tracked
-from grounding.services.fanout import BATCH_SIZE, apply_batch
+from grounding.services.fanout import BATCH_SIZE, apply_batch, candidate_keys
 from grounding.values.timestamps import parse_rfc3339
 from policies import audit
 from policies.actions import composable, public_entry
@@ -89,9 +89,9 @@ def _do_open(*, actor, payload: Any, batch_size: int) -> tuple[Outcome, Any]:
 
 
 @composable
-def _do_continue(*, actor, notification_id, after, batch_size: int, scope=None):
-    """One further batch; the record's lock keeps two resumers of the same
-    notification from interleaving."""
+def _do_continue(*, actor, notification_id, after, batch_size: int, scope=None, keys=None):
+    """One further batch (of `keys` when given: `apply_batch`); the record's lock keeps
+    two resumers of the same notification from interleaving."""
     notification = (
         ChangeNotification.objects.select_for_update(of=("self",))
         .select_related("dimension")
@@ -99,7 +99,9 @@ def _do_continue(*, actor, notification_id, after, batch_size: int, scope=None):
     )
     if notification.completed_at is not None:
         return notification, None
-    batch = apply_batch(notification, actor=actor, after=after, batch_size=batch_size, scope=scope)
+    batch = apply_batch(
+        notification, actor=actor, after=after, batch_size=batch_size, scope=scope, keys=keys
+    )
     if batch.is_final(batch_size):
         _complete(notification, actor=actor)
     return notification, batch.cursor
@@ -136,17 +138,29 @@ def fan_out(
 def finish(
     actor, notification: ChangeNotification, *, after=None, scope=None, batch_size=BATCH_SIZE
 ) -> ChangeNotification:
-    """Apply the remaining batches of a recorded notification, one transaction each."""
+    """Apply the remaining batches of a recorded notification, one transaction each.
+
+    The keys still to do are read once; each batch takes the next of them (locking
+    and judging them again), and batches that search afresh end the fan-out."""
     cursor = after
+    pending = _pending(notification, after=cursor, scope=scope)
     while notification.completed_at is None:
+        keys, pending = pending[:batch_size], pending[batch_size:]
         notification, cursor = _continue(
             actor=actor,
             notification_id=notification.pk,
             after=cursor,
             batch_size=batch_size,
             scope=scope,
+            keys=keys or None,
         )
     return notification
+
+
+def _pending(notification: ChangeNotification, *, after=None, scope=None) -> list:
+    if notification.completed_at is not None:
+        return []
+    return candidate_keys(notification, after=after, scope=scope)
 
 
 def notify_change(*, actor, payload: Any, batch_size: int = BATCH_SIZE) -> Outcome:
@@ -223,8 +237,10 @@ def record_and_apply(
     else:
         notification = _record(actor, dimension, values)
     cursor = None
+    pending = _pending(notification, scope=scope)
     while notification.completed_at is None:
-        batch = apply_batch(notification, actor=actor, after=cursor, scope=scope)
+        keys, pending = pending[:BATCH_SIZE], pending[BATCH_SIZE:]
+        batch = apply_batch(notification, actor=actor, after=cursor, scope=scope, keys=keys or None)
         if batch.is_final(BATCH_SIZE):
             _complete(notification, actor=actor)
         cursor = batch.cursor

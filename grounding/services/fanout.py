@@ -122,6 +122,24 @@ class Batch:
         return self.cursor is None or self.looked < batch_size
 
 
+def candidate_keys(
+    notification: ChangeNotification,
+    *,
+    after: uuid.UUID | None = None,
+    scope: QuerySet[GroundingLink] | None = None,
+    limit: int | None = None,
+) -> list[uuid.UUID]:
+    """Keys of the links the notification still affects (after `after`, within
+    `scope`), in key order; at most `limit` of them."""
+    candidates = affected_links(notification)
+    if scope is not None:
+        candidates = candidates.filter(pk__in=scope.values("pk"))
+    if after is not None:
+        candidates = candidates.filter(pk__gt=after)
+    keys = candidates.order_by("pk").values_list("pk", flat=True)
+    return list(keys[:limit] if limit is not None else keys)
+
+
 def apply_batch(
     notification: ChangeNotification,
     *,
@@ -129,14 +147,18 @@ def apply_batch(
     after: uuid.UUID | None = None,
     batch_size: int = BATCH_SIZE,
     scope: QuerySet[GroundingLink] | None = None,
+    keys: list[uuid.UUID] | None = None,
 ) -> Batch:
-    """Send the next `batch_size` affected links (keys after `after`) to review."""
-    candidates = affected_links(notification)
-    if scope is not None:
-        candidates = candidates.filter(pk__in=scope.values("pk"))
-    if after is not None:
-        candidates = candidates.filter(pk__gt=after)
-    keys = list(candidates.order_by("pk").values_list("pk", flat=True)[:batch_size])
+    """Send the next `batch_size` affected links (keys after `after`) to review.
+
+    Given `keys` (the next ones of an earlier `candidate_keys`, in order), it takes
+    those instead of searching again: searching the affected links for each batch
+    made a fan-out quadratic in its size. Such a batch is never the final one; a batch
+    that searches decides the end, so a link affected meanwhile is not left out.
+    """
+    searched = keys is None
+    if searched:
+        keys = candidate_keys(notification, after=after, scope=scope, limit=batch_size)
     if not keys:
         return Batch([], None)
     # Lock first, then judge on what is committed once the locks are held.
@@ -155,7 +177,8 @@ def apply_batch(
         .order_by("pk")
     )
     _write(notification, links, actor=actor)
-    return Batch([(link.grounding_id, link.revision) for link in links], keys[-1], len(keys))
+    looked = len(keys) if searched else batch_size
+    return Batch([(link.grounding_id, link.revision) for link in links], keys[-1], looked)
 
 
 def revision_reason(notification: ChangeNotification) -> str:

@@ -349,3 +349,30 @@ def test_a_sweep_interrupted_before_its_last_batch_is_finished_by_the_next(world
     assert finished.completed_at is not None and finished.affected == 5
     assert {row[1] for row in snapshot(world)} == {2}
     assert services.sweep_review_due(now=now + timedelta(minutes=2)) == []
+
+
+def test_batches_of_read_keys_are_never_final_and_a_search_ends_the_fan_out(world):
+    from grounding.services.fanout import apply_batch, candidate_keys
+
+    register(world, 5)
+    values = {
+        "change_ref": "urn:change:keys", "kind": "source",
+        "subject_ref": world.passage.canonical_url, "observed_at": None, "reason": "keys",
+    }  # fmt: skip
+    with transaction.atomic():
+        notification = changes._record(world.curator, world.dimension, values)
+        keys = candidate_keys(notification)
+        assert len(keys) == 5 and keys == sorted(keys)
+        # A partial batch of read keys says nothing of the end: links affected meanwhile
+        # are found by the batch that searches.
+        batch = apply_batch(notification, actor=world.curator, batch_size=3, keys=keys[3:])
+        assert [key for key, _ in batch.links] == keys[3:] and not batch.is_final(3)
+    late = register(world, 1)[0]  # affected after the keys were read
+    with transaction.atomic():
+        batch = apply_batch(notification, actor=world.curator, batch_size=3, keys=keys[:3])
+        assert len(batch.links) == 3 and not batch.is_final(3)
+        searched = apply_batch(notification, actor=world.curator, batch_size=3)
+        assert [key for key, _ in searched.links] == [late.grounding_id]
+        assert searched.is_final(3)
+    assert notification.affected_links.count() == 6
+    assert {row[1] for row in snapshot(world)} == {2}
