@@ -18,8 +18,8 @@ from django.conf import settings
 from django.db import transaction
 
 from policies.choices import AuditOutcome
-from policies.kernel.bulk import new_instance
 from policies.kernel.request_context import current_request_id, note_refusal
+from policies.kernel.rows import new_instance
 from policies.kernel.together import Insert, insert_together
 from policies.models import AuditEvent, Dimension
 

@@ -31,8 +31,9 @@ from evidence.choices import AccessLabel
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from policies import audit
 from policies.actions import composable, public_entry
-from policies.kernel.bulk import insert_rows, insert_with_history, new_instance
+from policies.kernel.bulk import insert_rows, insert_with_history
 from policies.kernel.canonical import text_sha256
+from policies.kernel.rows import new_instance
 from policies.models import Dimension
 
 ACTION = "wsp_import"

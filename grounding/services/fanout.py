@@ -30,9 +30,9 @@ from policies import audit
 from policies.kernel.bulk import (
     insert_rows,
     insert_with_history,
-    new_instance,
     update_with_history,
 )
+from policies.kernel.rows import new_instance
 
 # Links per batch: each batch is one short transaction (when the caller commits
 # between batches) holding the locks of at most this many links.

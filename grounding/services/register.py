@@ -25,9 +25,9 @@ from grounding.values.timestamps import parse_rfc3339
 from policies import audit
 from policies.actions import composable, public_entry
 from policies.choices import Role
-from policies.kernel.bulk import new_instance
 from policies.kernel.identifiers import uuid7
 from policies.kernel.refusals import Offender, Refusal, pointer_join
+from policies.kernel.rows import new_instance
 from policies.kernel.together import Insert
 from policies.services import (
     require_active,

@@ -4,7 +4,7 @@ A registration writes seven rows: two bindings, the link, their three history ro
 and an audit event. Sent one INSERT each, the round trips were most of its time spent
 waiting on the database. PostgreSQL runs data-modifying WITH queries as one statement:
 each table's rows are inserted RETURNING what was stored, and its history rows are
-selected from those, in the objects' order, as `bulk._copy_history` selects them
+selected from those, in the objects' order, as `bulk` selects them
 from the table. The values sent are `bulk`'s (each field's `pre_save` and
 `get_db_prep_save`), so the rows are those `bulk.insert_with_history` writes.
 
@@ -22,7 +22,7 @@ from datetime import datetime
 from django.db import connections, models, router
 from django.utils import timezone
 
-from policies.kernel import bulk
+from policies.kernel import bulk, rows
 
 
 @dataclass(frozen=True)
@@ -59,8 +59,8 @@ def insert_together(
     params: list = []
     for item in inserts:
         model = item.model
-        _, rows = bulk._db_rows(model, item.objs, connection)
-        params += [value for row in rows for value in row]
+        _, values = rows.db_rows(model, item.objs, connection)
+        params += [value for row in values for value in row]
         if item.history:
             params += _history_extra(model, connection, when, user, change_reason)
             params.append([getattr(obj, model._meta.pk.attname) for obj in item.objs])
@@ -70,7 +70,7 @@ def insert_together(
     if written != expected:
         raise RuntimeError(f"wrote {written} rows where {expected} were due")
     for item in inserts:
-        bulk._mark_saved(item.objs, using)
+        rows.mark_saved(item.objs, using)
 
 
 @functools.lru_cache(maxsize=256)
@@ -104,14 +104,14 @@ def _together(connection, using: str, inserts: list[Insert]) -> bool:
         connection.vendor == "postgresql"
         and sum(len(i.objs) for i in inserts) < bulk.COPY_MIN_ROWS
         and all(router.db_for_write(i.model) == using for i in inserts)
-        and all(bulk._direct(connection, i.model, i.objs) for i in inserts)
+        and all(bulk.direct_write(connection, i.model, i.objs) for i in inserts)
     )
 
 
 def _history_insert(model: type[models.Model], n: int, connection) -> str:
     """The history INSERT of the `n`th part, selecting from `m{n}` in the objects'
     order (the key array), its extra values as parameters."""
-    history_model = bulk._history_model(model)
+    history_model = bulk.history_model_of(model)
     quote = connection.ops.quote_name
     tracked = [f.column for f in history_model.tracked_fields]
     extra_fields = _extra_fields(model)
@@ -128,8 +128,8 @@ def _history_insert(model: type[models.Model], n: int, connection) -> str:
 
 @functools.cache
 def _extra_fields(model: type[models.Model]) -> list[models.Field]:
-    history_fields = {f.attname: f for f in bulk._history_model(model)._meta.concrete_fields}
-    return [history_fields[a] for a in bulk._HISTORY_COLUMNS]
+    history_fields = {f.attname: f for f in bulk.history_model_of(model)._meta.concrete_fields}
+    return [history_fields[a] for a in bulk.HISTORY_COLUMNS]
 
 
 def _history_extra(model, connection, when: datetime, user, change_reason: str) -> list:
@@ -139,4 +139,4 @@ def _history_extra(model, connection, when: datetime, user, change_reason: str) 
         "history_change_reason": change_reason,
         "history_type": "+",
     }
-    return [bulk._db_value(f, values[f.attname], connection) for f in _extra_fields(model)]
+    return [rows.db_value(f, values[f.attname], connection) for f in _extra_fields(model)]

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
-from policies.kernel.bulk import _converter, new_instance
 from policies.kernel.identifiers import uuid7
+from policies.kernel.rows import converter, new_instance
 from policies.models import AuditEvent
 from tests import factories
 
@@ -83,7 +83,7 @@ _json = st.recursive(
 @settings(max_examples=300, derandomize=True)
 @given(_json)
 def test_the_json_text_sent_parses_to_what_json_dumps_would_send(value):
-    convert = _converter(GroundingLink._meta.get_field("support_scope"))
+    convert = converter(GroundingLink._meta.get_field("support_scope"))
     if value is None:  # SQL NULL, not JSON null: Django's own path decides it
         assert convert(value, connection) is None
         return

@@ -1,0 +1,203 @@
+"""Rows as the database receives them, from model instances: the values Django would
+send (each field's `pre_save` and `get_db_prep_save`), without its SQL compiler or
+`Model.__init__`. The bulk writers (`bulk`, `together`) send them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+import orjson
+from django.db import models
+
+_M = TypeVar("_M", bound=models.Model)
+
+# orjson hands these to `default` (none given: an error, then json.dumps decides).
+_ORJSON_AS_JSON = (
+    orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+# Values of these Python types need no conversion for these fields: psycopg sends
+# them as they are, so the generic (and, per value, costly) prep path is skipped.
+_NATIVE: dict[str, tuple[type, ...]] = {
+    "CharField": (str,),
+    "TextField": (str,),
+    "SlugField": (str,),
+    "IntegerField": (int,),
+    "BigIntegerField": (int,),
+    "SmallIntegerField": (int,),
+    "PositiveIntegerField": (int,),
+    "PositiveBigIntegerField": (int,),
+    "PositiveSmallIntegerField": (int,),
+    "BooleanField": (bool,),
+    "UUIDField": (uuid.UUID,),
+    "ForeignKey": (int, uuid.UUID, str),
+}
+
+
+def new_instance(model: type[_M], values: dict[str, Any]) -> _M:
+    """A new, unsaved `model` holding `values`, as `model(**values)` would build it.
+
+    For the bulk paths, which build thousands: `Model.__init__` judges each keyword
+    against every field (about 13 µs for a link; this takes 2). Values are given by
+    field name or attname; a related object by field name is cached as its descriptor
+    would cache it; every other field takes its default. No `pre_init`/`post_init` is
+    sent: nothing in this project or its libraries listens to them for these models
+    (`tests/policies/test_bulk_instances.py` holds that, and the equality with
+    `Model(**values)`).
+    """
+    plan, names = _instance_plan(model)
+    unknown = values.keys() - names
+    if unknown:
+        raise TypeError(f"{model.__name__} got unexpected fields: {sorted(unknown)}")
+    obj = model.__new__(model)
+    state = obj._state = models.base.ModelState()
+    attrs = obj.__dict__
+    for name, attname, field, related in plan:
+        if attname in values:
+            attrs[attname] = values[attname]
+        elif name in values:
+            value = values[name]
+            if related:
+                state.fields_cache[name] = value
+                value = None if value is None else getattr(value, field.target_field.attname)
+            attrs[attname] = value
+        else:
+            attrs[attname] = field.get_default()
+    return obj
+
+
+@functools.cache
+def _instance_plan(model: type[models.Model]):
+    plan = [
+        (f.name, f.attname, f, f.is_relation and f.many_to_one) for f in model._meta.concrete_fields
+    ]
+    names = {f.name for f in model._meta.concrete_fields}
+    names |= {f.attname for f in model._meta.concrete_fields}
+    return plan, frozenset(names)
+
+
+def db_value(field: models.Field, value: Any, connection) -> Any:
+    return converter(field)(value, connection)
+
+
+@functools.cache
+def converter(field: models.Field) -> Callable[[Any, Any], Any]:
+    """How one field's Python value becomes the value sent, decided once per field."""
+    kind = field.get_internal_type()
+    native = _NATIVE.get(kind, ())
+    if kind == "JSONField":
+        encoder = field.encoder
+
+        def convert(value: Any, connection) -> Any:
+            if value is None or hasattr(value, "as_sql"):
+                return field.get_db_prep_save(value, connection)
+            # JSON text for PostgreSQL to parse: the value Django's Jsonb adapter would
+            # send (json.dumps), written by orjson where it can (a tenth of the time).
+            # What orjson does not take as json.dumps would (a datetime, a subclass,
+            # an integer past 64 bits, a custom encoder) takes json.dumps, and so does
+            # any text with a null: orjson writes NaN and infinities as null, where
+            # json.dumps writes what PostgreSQL refuses, as a save() would have it.
+            if encoder is None:
+                try:
+                    text = orjson.dumps(value, option=_ORJSON_AS_JSON)
+                except orjson.JSONEncodeError:
+                    pass
+                else:
+                    if b"null" not in text:
+                        return text.decode()
+            return json.dumps(value, cls=encoder)
+
+        return convert
+
+    if kind == "DateTimeField":
+
+        def convert(value: Any, connection) -> Any:
+            # An aware datetime is what Django sends PostgreSQL unchanged; a naive one
+            # takes Django's path, its warning and conversion included. (The direct
+            # paths run on PostgreSQL only.)
+            if value is None or (type(value) is datetime and value.tzinfo is not None):
+                return value
+            return field.get_db_prep_save(value, connection)
+
+        return convert
+
+    def convert(value: Any, connection) -> Any:
+        if value is None or type(value) in native:
+            return value
+        return field.get_db_prep_save(value, connection)
+
+    return convert
+
+
+@functools.cache
+def _read_plan(model: type[models.Model]) -> tuple[list[models.Field], list[tuple]]:
+    # A field whose pre_save is Django's default just reads the attribute; only the
+    # others (auto_now, auto_now_add) need calling per object.
+    plan = []
+    for field in model._meta.concrete_fields:
+        plain = type(field).pre_save is models.Field.pre_save
+        plan.append((field.attname, None if plain else field, converter(field)))
+    return list(model._meta.concrete_fields), plan
+
+
+@functools.cache
+def _related_fields(model: type[models.Model]) -> tuple[models.Field, ...]:
+    if model._meta.private_fields:
+        raise NotImplementedError(f"{model.__name__}: private fields take bulk_create")
+    return tuple(f for f in model._meta.concrete_fields if f.is_relation)
+
+
+def _prepare_related(obj: models.Model, related: tuple[models.Field, ...]) -> None:
+    """`Model._prepare_related_fields_for_save`, over the model's relations only: a
+    cached related object gives its key, and an unsaved one refuses the write."""
+    cache = obj._state.fields_cache
+    if not cache:
+        return
+    for field in related:
+        other = cache.get(field.name)
+        if other is None:
+            continue
+        if other.pk is None:
+            raise ValueError(
+                f"bulk_create() prohibited to prevent data loss due to unsaved related "
+                f"object '{field.name}'."
+            )
+        if getattr(obj, field.attname) in (None, ""):  # the key's empty values
+            setattr(obj, field.attname, other.pk)
+        if getattr(other, field.target_field.attname) != getattr(obj, field.attname):
+            field.delete_cached_value(obj)
+
+
+def db_rows(
+    model: type[models.Model], objs: Sequence[models.Model], connection
+) -> tuple[list[models.Field], Iterator[tuple]]:
+    """The model's columns, and its rows as they are converted (lazily, so that COPY
+    streams each row while the next is built and PostgreSQL works alongside)."""
+    fields, plan = _read_plan(model)
+
+    related = _related_fields(model)
+
+    def rows() -> Iterator[tuple]:
+        for obj in objs:
+            _prepare_related(obj, related)
+            values = obj.__dict__
+            yield tuple(
+                convert(values[attname] if field is None else field.pre_save(obj, True), connection)
+                for attname, field, convert in plan
+            )
+
+    return fields, rows()
+
+
+def mark_saved(objs: Sequence[models.Model], using: str) -> None:
+    for obj in objs:
+        obj._state.adding = False
+        obj._state.db = using
