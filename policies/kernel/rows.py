@@ -48,40 +48,56 @@ def new_instance(model: type[_M], values: dict[str, Any]) -> _M:
     For the bulk paths, which build thousands: `Model.__init__` judges each keyword
     against every field (about 13 µs for a link; this takes 2). Values are given by
     field name or attname; a related object by field name is cached as its descriptor
-    would cache it; every other field takes its default. No `pre_init`/`post_init` is
-    sent: nothing in this project or its libraries listens to them for these models
+    would cache it; every other field takes its default, a constant one copied from
+    the model's plan, a callable one called. No `pre_init`/`post_init` is sent:
+    nothing in this project or its libraries listens to them for these models
     (`tests/policies/test_bulk_instances.py` holds that, and the equality with
     `Model(**values)`).
     """
-    plan, names = _instance_plan(model)
-    unknown = values.keys() - names
-    if unknown:
-        raise TypeError(f"{model.__name__} got unexpected fields: {sorted(unknown)}")
-    obj = model.__new__(model)
-    state = obj._state = models.base.ModelState()
-    attrs = obj.__dict__
-    for name, attname, field, related in plan:
-        if attname in values:
-            attrs[attname] = values[attname]
-        elif name in values:
-            value = values[name]
-            if related:
-                state.fields_cache[name] = value
-                value = None if value is None else getattr(value, field.target_field.attname)
-            attrs[attname] = value
-        else:
+    constants, keys, dynamic = _instance_plan(model)
+    state = models.base.ModelState()
+    attrs = dict(constants)
+    for key, value in values.items():
+        try:
+            attname, cache_name, target = keys[key]
+        except KeyError:
+            unknown = sorted(set(values) - keys.keys())
+            raise TypeError(f"{model.__name__} got unexpected fields: {unknown}") from None
+        if cache_name is not None:
+            state.fields_cache[cache_name] = value
+            value = None if value is None else getattr(value, target)
+        attrs[attname] = value
+    for attname, name, field in dynamic:
+        if attname not in values and name not in values:
             attrs[attname] = field.get_default()
+    obj = model.__new__(model)
+    obj.__dict__.update(attrs, _state=state)
     return obj
 
 
 @functools.cache
 def _instance_plan(model: type[models.Model]):
-    plan = [
-        (f.name, f.attname, f, f.is_relation and f.many_to_one) for f in model._meta.concrete_fields
-    ]
-    names = {f.name for f in model._meta.concrete_fields}
-    names |= {f.attname for f in model._meta.concrete_fields}
-    return plan, frozenset(names)
+    """The model's constant defaults by attname; each accepted key (name or attname)
+    with the attname it sets and, for a relation given by name, the cache name and
+    the related key's attname; and the fields whose default is called per instance."""
+    constants: dict[str, Any] = {}
+    keys: dict[str, tuple[str, str | None, str | None]] = {}
+    dynamic: list[tuple[str, str, models.Field]] = []
+    for field in model._meta.concrete_fields:
+        related = field.is_relation and field.many_to_one
+        keys[field.attname] = (field.attname, None, None)
+        keys[field.name] = (
+            (field.attname, field.name, field.target_field.attname)
+            if related
+            else (field.attname, None, None)
+        )
+        if (field.has_default() and callable(field.default)) or (related and field.has_default()):
+            dynamic.append((field.attname, field.name, field))
+        else:
+            # No default (None, or "" for a string column) or a constant one: the value
+            # get_default() returns every time, the same object as Django's.
+            constants[field.attname] = field.get_default()
+    return constants, keys, dynamic
 
 
 def db_value(field: models.Field, value: Any, connection) -> Any:
