@@ -75,6 +75,19 @@ def new_instance(model: type[_M], values: dict[str, Any]) -> _M:
     return obj
 
 
+def stored_instance(
+    model: type[_M], attnames: Sequence[str], values: Sequence[Any], using: str
+) -> _M:
+    """An instance of a row read from `using` with these fields, as `Model.from_db`
+    builds it: the fields not read are deferred (absent, loaded on access)."""
+    state = models.base.ModelState()
+    state.adding = False
+    state.db = using
+    obj = model.__new__(model)
+    obj.__dict__.update(zip(attnames, values, strict=True), _state=state)
+    return obj
+
+
 @functools.cache
 def _instance_plan(model: type[models.Model]):
     """The model's constant defaults by attname; each accepted key (name or attname)
