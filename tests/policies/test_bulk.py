@@ -33,8 +33,13 @@ def _register_batch(world, size: int = BATCH) -> list[GroundingLink]:
     return services.register_many(actor=world.curator, items=items)
 
 
-def test_bulk_history_rows_hold_what_each_written_row_holds(world):
-    links = _register_batch(world)
+# A batch (COPY), a few links (one statement: policies.kernel.together), one link.
+SIZES = pytest.mark.parametrize("size", [BATCH, 3, 1])
+
+
+@SIZES
+def test_bulk_history_rows_hold_what_each_written_row_holds(world, size):
+    links = _register_batch(world, size)
     for model, key in (
         (GroundingLink, "grounding_id"),
         (StatementBinding, "link_id"),
@@ -51,8 +56,9 @@ def test_bulk_history_rows_hold_what_each_written_row_holds(world):
             assert history.history_change_reason == "registered as a candidate"
 
 
-def test_bulk_writes_reload_with_the_in_memory_values(world):
-    links = _register_batch(world)
+@SIZES
+def test_bulk_writes_reload_with_the_in_memory_values(world, size):
+    links = _register_batch(world, size)
     for link in links:
         assert link._state.adding is False
         stored = GroundingLink.objects.get(pk=link.pk)
@@ -88,6 +94,26 @@ def test_batches_go_through_copy_and_single_rows_through_insert(world):
     single_sql = " ".join(q["sql"] for q in single.captured_queries)
     assert 'INSERT INTO "grounding_groundinglink"' in single_sql
     assert 'INSERT INTO "grounding_historicalgroundinglink"' in single_sql
+
+
+@requires_postgres
+def test_a_few_links_are_written_in_one_statement_with_their_history_and_audit(world):
+    with CaptureQueriesContext(connection) as few:
+        links = _register_batch(world, size=3)
+    writes = [q["sql"] for q in few.captured_queries if "INSERT INTO" in q["sql"]]
+    assert len(writes) == 1 and writes[0].startswith("WITH m0 AS (INSERT INTO")
+    for table in ("grounding_statementbinding", "grounding_historicalstatementbinding",
+                  "grounding_passagebinding", "grounding_historicalpassagebinding",
+                  "grounding_groundinglink", "grounding_historicalgroundinglink",
+                  "policies_auditevent"):  # fmt: skip
+        assert writes[0].count(f'INSERT INTO "{table}"') == 1, table
+    # The history rows follow the objects' order, as the table path's do.
+    history = GroundingLink.history.filter(grounding_id__in=[x.pk for x in links])
+    assert [h.grounding_id for h in history.order_by("history_id")] == [x.pk for x in links]
+    assert (
+        AuditEvent.objects.filter(action="register", grounding_id__in=[x.pk for x in links]).count()
+        == 3
+    )
 
 
 def test_a_model_whose_key_the_database_assigns_gets_its_keys_back(db, django_user_model):
