@@ -128,16 +128,21 @@ def replication_paused(top: Topology, curator: Client, link: str) -> None:
 
 
 def app_server_killed(top: Topology, curator_token: str) -> None:
-    threads, per_thread, kill_after = 4, 30, 25
+    # Writers go on until enough writes were sent well after the kill (half a second:
+    # nginx has marked web-a down by then), however fast the writes are.
+    threads, kill_after, after_wanted, most = 4, 25, 24, 1000
     outcomes: list[tuple[str, int, str, float]] = []
     lock = threading.Lock()
     killed_at: list[float] = []
     enough = threading.Event()
+    done = threading.Event()
 
     def writer(index: int) -> None:
         session = requests.Session()
         session.headers["Authorization"] = f"Token {curator_token}"
-        for n in range(per_thread):
+        for n in range(most):
+            if done.is_set():
+                break
             owner = f"role:smoke-kill-{index}-{n}"
             started = time.monotonic()
             try:
@@ -154,13 +159,18 @@ def app_server_killed(top: Topology, curator_token: str) -> None:
                 outcomes.append((owner, status, server, started))
                 if len(outcomes) >= kill_after:
                     enough.set()
+                if killed_at and after_wanted <= sum(
+                    1 for *_, t in outcomes if t >= killed_at[0] + 0.5
+                ):
+                    done.set()
 
     workers = [threading.Thread(target=writer, args=(i,)) for i in range(threads)]
     for worker in workers:
         worker.start()
     enough.wait(timeout=60)
     top.supervisor.kill(top.services["web-a"])
-    killed_at.append(time.monotonic())
+    with lock:
+        killed_at.append(time.monotonic())
     print(f"   SIGKILL to web-a's process group after {kill_after} answered writes")
     for worker in workers:
         worker.join(timeout=120)
