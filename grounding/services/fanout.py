@@ -62,6 +62,17 @@ LINK_FIELDS = (
     "current_statement",
 )
 _FINAL = (RecordState.WITHDRAWN, RecordState.DISPOSED)
+# The columns a change of these kinds matches its subject against (any of them equal
+# to it): one definition, for the search (in SQL) and for a batch's judgement of the
+# links it read by key (on the values read).
+SUBJECT_PATHS = {
+    ChangeKind.SOURCE: (
+        "current_passage__passage__canonical_url",
+        "current_passage__passage_ref",
+        "current_passage__source_revision_binding__source_ref",
+    ),
+    ChangeKind.ANSWER: ("current_statement__answer_revision_ref",),
+}
 # What a batch reads of each link (its key, what it judges, what it sets), of its
 # current statement (all of it: a rebind copies it), and of its passage.
 _LINK_READ = ("grounding_id", "record_state", "resolution_state", *LINK_FIELDS)
@@ -75,18 +86,11 @@ def affected_links(notification: ChangeNotification) -> QuerySet[GroundingLink]:
     """Links of the notification's Dimension its change affects, withdrawn and disposed
     ones left out, without those it has already revised."""
     subject = notification.subject_ref
-    links = GroundingLink.objects.filter(dimension_id=notification.dimension_id).exclude(
-        record_state__in=_FINAL
-    )
     kind = notification.kind
-    if kind == ChangeKind.SOURCE:
-        match = (
-            Q(current_passage__passage__canonical_url=subject)
-            | Q(current_passage__passage_ref=subject)
-            | Q(current_passage__source_revision_binding__source_ref=subject)
-        )
-    elif kind == ChangeKind.ANSWER:
-        match = Q(current_statement__answer_revision_ref=subject)
+    if kind in SUBJECT_PATHS:
+        match = Q()
+        for path in SUBJECT_PATHS[kind]:
+            match |= Q(**{path: subject})
     elif kind == ChangeKind.POLICY:
         match = Q(**{LINK_POLICY_FIELDS[0]: subject})
         for name in LINK_POLICY_FIELDS[1:]:
@@ -107,10 +111,17 @@ def affected_links(notification: ChangeNotification) -> QuerySet[GroundingLink]:
         match = Q(review_due__lte=notification.observed_at) & ~Exists(swept)
     else:  # pragma: no cover - the choices are closed
         raise ValueError(kind)
+    links = GroundingLink.objects.filter(dimension_id=notification.dimension_id)
+    return _still_open(notification, links.filter(match))
+
+
+def _still_open(notification: ChangeNotification, links: QuerySet[GroundingLink]):
+    """`links` without the withdrawn and disposed ones and those the notification has
+    already revised."""
     done = ChangeNotificationLink.objects.filter(
         notification_id=notification.pk, link=OuterRef("pk")
     )
-    return links.filter(match).exclude(Exists(done))
+    return links.exclude(record_state__in=_FINAL).exclude(Exists(done))
 
 
 @dataclass
@@ -185,24 +196,31 @@ def _still_affected(notification: ChangeNotification, keys: list[uuid.UUID]):
 
     One query of plain values, the instances then built from them as `from_db` would
     (the fields not read are deferred): select_related's instance machinery was a
-    seventh of a fan-out's time."""
-    found = (
-        affected_links(notification)
-        .filter(pk__in=keys)
-        .order_by("pk")
-        .values_list(*_LINK_READ, *_STATEMENT, _ACCESS_LABEL)
-    )
+    seventh of a fan-out's time. For a change matched on its subject's columns the
+    links are read by key and the subject tested on the values read: PostgreSQL
+    estimates a just-registered subject at one row, and a query filtering on it walks
+    every link the subject affects, for every batch (56 ms a batch at 40,000)."""
+    paths = SUBJECT_PATHS.get(notification.kind)
+    if paths is None:
+        found, tested = affected_links(notification).filter(pk__in=keys), ()
+    else:
+        found = _still_open(notification, GroundingLink.objects.filter(pk__in=keys))
+        tested = ("dimension_id", *paths)
+    found = found.order_by("pk").values_list(*_LINK_READ, *_STATEMENT, _ACCESS_LABEL, *tested)
     links: list[GroundingLink] = []
     restricted: set[uuid.UUID] = set()
-    split = len(_LINK_READ)
+    split, end = len(_LINK_READ), len(_LINK_READ) + len(_STATEMENT)
+    subject = (notification.dimension_id, notification.subject_ref)
     for row in found:
+        if tested and (row[end + 1] != subject[0] or subject[1] not in row[end + 2 :]):
+            continue
         link = stored_instance(GroundingLink, _LINK_ATTNAMES, row[:split], found.db)
-        statement = row[split:-1]
+        statement = row[split:end]
         if statement[0] is not None:
             link._state.fields_cache["current_statement"] = stored_instance(
                 StatementBinding, _STATEMENT_ATTNAMES, statement, found.db
             )
-        if row[-1] == AccessLabel.RESTRICTED:
+        if row[end] == AccessLabel.RESTRICTED:
             restricted.add(link.grounding_id)
         links.append(link)
     return links, restricted

@@ -376,3 +376,57 @@ def test_batches_of_read_keys_are_never_final_and_a_search_ends_the_fan_out(worl
         assert searched.is_final(3)
     assert notification.affected_links.count() == 6
     assert {row[1] for row in snapshot(world)} == {2}
+
+
+@pytest.mark.parametrize("kind", ["source", "answer"])
+def test_judging_links_read_by_key_agrees_with_the_search(world, kind):
+    # Every way a link can match a source or answer subject, or miss it, once.
+    from grounding.services.fanout import _still_affected, affected_links
+
+    subject = "https://example.org/judged"
+    evidence = factories.make_passage("Judged text.", dimension=world.dimension,
+                                      canonical_url=subject)  # fmt: skip
+    other_evidence = factories.make_passage("Other judged.", dimension=world.dimension)
+
+    def external(source_ref, passage_ref=None):
+        body = factories.link_payload(world.dimension, world.profile)
+        body["passage"]["source_revision_binding"]["source_ref"] = source_ref
+        if passage_ref:
+            body["passage"]["passage_ref"] = passage_ref
+        return body
+
+    bodies = [
+        factories.link_payload(world.dimension, world.profile, evidence),  # canonical_url
+        factories.link_payload(world.dimension, world.profile, other_evidence),
+        external(subject),  # source_ref in the binding
+        external("https://example.org/else", passage_ref=subject),  # passage_ref
+        external("https://example.org/else"),
+    ]
+    for body in bodies[::2]:
+        body["statement"]["answer_revision_ref"] = subject
+    links = services.register_many(actor=world.curator, items=bodies)
+    withdrawn = links[2]
+    services.withdraw(
+        actor=world.curator, grounding_id=withdrawn.pk, expected_revision=1,
+        withdrawal={"reason": "judged", "authority_ref": "urn:authority:judged"},
+    )  # fmt: skip
+    elsewhere = factories.make_dimension()
+    foreign = services.register(
+        actor=factories.user_with_roles(elsewhere, "curator"),
+        payload=external(subject) | {"dimension": elsewhere.name},
+    )
+    keys = sorted([link.pk for link in links] + [foreign.pk])
+    values = {"change_ref": f"urn:change:judged:{kind}", "kind": kind,
+              "subject_ref": subject, "observed_at": None, "reason": "judged"}  # fmt: skip
+    with transaction.atomic():
+        notification = changes._record(world.curator, world.dimension, values)
+        expected = list(
+            affected_links(notification)
+            .filter(pk__in=keys)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        found, _ = _still_affected(notification, keys)
+        assert [link.pk for link in found] == expected
+        wanted = {"source": [0, 3], "answer": [0, 4]}[kind]  # 2 is withdrawn
+        assert sorted(expected) == sorted(links[i].pk for i in wanted)
