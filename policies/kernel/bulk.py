@@ -199,7 +199,8 @@ def direct_write(connection, model: type[models.Model], objs: Sequence[models.Mo
     return (
         connection.vendor == "postgresql"
         and getattr(objs[0], model._meta.pk.attname) is not None
-        and not any(hasattr(obj, a) for obj in objs for a in _PER_OBJECT_HISTORY)
+        # Set on an instance when given (simple-history reads them with getattr).
+        and not any(a in obj.__dict__ for obj in objs for a in _PER_OBJECT_HISTORY)
     )
 
 

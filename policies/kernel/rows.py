@@ -168,60 +168,72 @@ def converter(field: models.Field) -> Callable[[Any, Any], Any]:
 
 @functools.cache
 def _read_plan(model: type[models.Model]) -> tuple[list[models.Field], list[tuple]]:
-    # A field whose pre_save is Django's default just reads the attribute; only the
-    # others (auto_now, auto_now_add) need calling per object.
+    """Per column: the attname, the field when its pre_save is not Django's default
+    (auto_now, auto_now_add: called per object), its converter, and the types sent
+    as they are (None: always convert, for JSON, whose None is not SQL NULL)."""
     plan = []
     for field in model._meta.concrete_fields:
         plain = type(field).pre_save is models.Field.pre_save
-        plan.append((field.attname, None if plain else field, converter(field)))
+        kind = field.get_internal_type()
+        native = None if kind == "JSONField" else _NATIVE.get(kind, ())
+        plan.append((field.attname, None if plain else field, converter(field), native))
     return list(model._meta.concrete_fields), plan
 
 
 @functools.cache
-def _related_fields(model: type[models.Model]) -> tuple[models.Field, ...]:
+def _related_fields(model: type[models.Model]) -> tuple[tuple, ...]:
     if model._meta.private_fields:
         raise NotImplementedError(f"{model.__name__}: private fields take bulk_create")
-    return tuple(f for f in model._meta.concrete_fields if f.is_relation)
+    return tuple(
+        (f.name, f.attname, f.target_field.attname, f)
+        for f in model._meta.concrete_fields
+        if f.is_relation
+    )
 
 
-def _prepare_related(obj: models.Model, related: tuple[models.Field, ...]) -> None:
+def _prepare_related(obj: models.Model, related: tuple[tuple, ...]) -> None:
     """`Model._prepare_related_fields_for_save`, over the model's relations only: a
     cached related object gives its key, and an unsaved one refuses the write."""
     cache = obj._state.fields_cache
     if not cache:
         return
-    for field in related:
-        other = cache.get(field.name)
+    own = obj.__dict__
+    for name, attname, target, field in related:
+        other = cache.get(name)
         if other is None:
             continue
         if other.pk is None:
             raise ValueError(
                 f"bulk_create() prohibited to prevent data loss due to unsaved related "
-                f"object '{field.name}'."
+                f"object '{name}'."
             )
-        if getattr(obj, field.attname) in (None, ""):  # the key's empty values
-            setattr(obj, field.attname, other.pk)
-        if getattr(other, field.target_field.attname) != getattr(obj, field.attname):
+        if own.get(attname) in (None, ""):  # the key's empty values
+            setattr(obj, attname, other.pk)
+        if getattr(other, target) != own.get(attname):
             field.delete_cached_value(obj)
 
 
 def db_rows(
     model: type[models.Model], objs: Sequence[models.Model], connection
-) -> tuple[list[models.Field], Iterator[tuple]]:
+) -> tuple[list[models.Field], Iterator[list]]:
     """The model's columns, and its rows as they are converted (lazily, so that COPY
     streams each row while the next is built and PostgreSQL works alongside)."""
     fields, plan = _read_plan(model)
-
     related = _related_fields(model)
 
-    def rows() -> Iterator[tuple]:
+    def rows() -> Iterator[list]:
         for obj in objs:
             _prepare_related(obj, related)
             values = obj.__dict__
-            yield tuple(
-                convert(values[attname] if field is None else field.pre_save(obj, True), connection)
-                for attname, field, convert in plan
-            )
+            row = []
+            for attname, field, convert, native in plan:
+                value = values[attname] if field is None else field.pre_save(obj, True)
+                # Most values go as they are: the converter is called for the rest.
+                if native is not None and (value is None or type(value) in native):
+                    row.append(value)
+                else:
+                    row.append(convert(value, connection))
+            yield row
 
     return fields, rows()
 
