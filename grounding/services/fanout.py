@@ -29,9 +29,9 @@ from grounding.models import (
 from policies import audit
 from policies.kernel.bulk import (
     insert_rows,
-    insert_with_history,
     update_with_history,
 )
+from policies.kernel.copies import copy_with_history
 from policies.kernel.rows import new_instance, stored_instance
 
 # Links per batch: each batch is one short transaction (when the caller commits
@@ -74,11 +74,11 @@ SUBJECT_PATHS = {
     ChangeKind.ANSWER: ("current_statement__answer_revision_ref",),
 }
 # What a batch reads of each link (its key, what it judges, what it sets), of its
-# current statement (all of it: a rebind copies it), and of its passage.
+# current statement (the database copies it to rebind), and of its passage.
 _LINK_READ = ("grounding_id", "record_state", "resolution_state", *LINK_FIELDS)
 _LINK_ATTNAMES = tuple(GroundingLink._meta.get_field(name).attname for name in _LINK_READ)
-_STATEMENT = tuple(f"current_statement__{f.name}" for f in StatementBinding._meta.concrete_fields)
-_STATEMENT_ATTNAMES = tuple(f.attname for f in StatementBinding._meta.concrete_fields)
+_STATEMENT = ("current_statement__binding_id", "current_statement__rebind_requirement")
+_STATEMENT_ATTNAMES = ("binding_id", "rebind_requirement")
 _ACCESS_LABEL = "current_passage__passage__access_label"
 
 
@@ -240,17 +240,14 @@ def _write(
     if not links:
         return
     reason = revision_reason(notification)
-    statements = []
+    rebound: list[GroundingLink] = []
     previous = {}
     for link in links:
         old_revision = link.revision
         previous[link.grounding_id] = old_revision
         new_revision = old_revision + 1
-        if notification.kind == ChangeKind.ANSWER:
-            statement = _rebind(link.current_statement, new_revision)
-            if statement is not None:
-                statements.append(statement)
-                link.current_statement = statement
+        if notification.kind == ChangeKind.ANSWER and _needs_rebind(link):
+            rebound.append(link)
         link.revision = new_revision
         # Earlier assessments judged the unchanged inputs: only one of this
         # revision (or a later one) can make the link positive again.
@@ -270,7 +267,7 @@ def _write(
         )
         link.display_state = display.display_state
         link.displayed_verdict = display.displayed_verdict
-    insert_with_history(StatementBinding, statements, user=actor, change_reason=reason)
+    _rebind(rebound, actor=actor, reason=reason)
     update_with_history(GroundingLink, links, LINK_FIELDS, user=actor, change_reason=reason)
     insert_rows(
         ChangeNotificationLink,
@@ -298,17 +295,31 @@ def _write(
     )
 
 
-def _rebind(old: StatementBinding, revision: int) -> StatementBinding | None:
-    """A new statement binding asking for review, as revise would make (none when the
-    current one already requires it)."""
-    if old.rebind_requirement == RebindRequirement.REVIEW_REQUIRED:
-        return None
-    fields = {
-        f.attname: getattr(old, f.attname)
-        for f in StatementBinding._meta.concrete_fields
-        if f.attname not in ("binding_id", "created_at", "predecessor_id", "bound_in_revision")
-    }
-    fields["rebind_requirement"] = RebindRequirement.REVIEW_REQUIRED
-    return new_instance(
-        StatementBinding, {**fields, "predecessor": old, "bound_in_revision": revision}
+def _needs_rebind(link: GroundingLink) -> bool:
+    statement = link._state.fields_cache.get("current_statement")
+    return statement is not None and statement.rebind_requirement != (
+        RebindRequirement.REVIEW_REQUIRED
     )
+
+
+def _rebind(links: list[GroundingLink], *, actor, reason: str) -> None:
+    """Each link's new statement binding asking for review, as revise would make: its
+    current one copied by the database, bound in the link's new revision and naming
+    the one it replaces (with a history row each)."""
+    if not links:
+        return
+    old = [link.current_statement_id for link in links]
+    new = copy_with_history(
+        StatementBinding,
+        old,
+        {
+            "bound_in_revision": [link.revision for link in links],
+            "predecessor_id": old,
+            "rebind_requirement": RebindRequirement.REVIEW_REQUIRED,
+        },
+        user=actor,
+        change_reason=reason,
+    )
+    for link, key in zip(links, new, strict=True):
+        link._state.fields_cache.pop("current_statement", None)
+        link.current_statement_id = key

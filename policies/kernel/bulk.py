@@ -119,10 +119,10 @@ def update_with_history(
         else:
             values = (field.pre_save(obj, False) for obj in objs)
         arrays.append([convert(value, connection) for value in values])
-    casts = ", ".join(f"%s::{_array_type(f, connection)}" for f in columns)
+    casts = ", ".join(f"%s::{array_type(f, connection)}" for f in columns)
     names = ", ".join(f"c{i}" for i in range(len(columns)))
     sets = ", ".join(
-        f"{quote(f.column)} = v.c{i + 1}{'::jsonb' if _is_json(f) else ''}"
+        f"{quote(f.column)} = v.c{i + 1}{'::jsonb' if is_json(f) else ''}"
         for i, f in enumerate(touched)
     )
     statement = (
@@ -138,13 +138,13 @@ def update_with_history(
     )
 
 
-def _is_json(field: models.Field) -> bool:
+def is_json(field: models.Field) -> bool:
     return field.get_internal_type() == "JSONField"
 
 
-def _array_type(field: models.Field, connection) -> str:
+def array_type(field: models.Field, connection) -> str:
     # JSON travels as text (the converter's JSON text) and is cast per row.
-    return "text[]" if _is_json(field) else f"{field.db_type(connection)}[]"
+    return "text[]" if is_json(field) else f"{field.db_type(connection)}[]"
 
 
 def _copy_history(
@@ -159,13 +159,20 @@ def _copy_history(
         "history_change_reason": change_reason,
         "history_type": history_type,
     }
+    pk = model._meta.pk.attname
+    copy_history_of(connection, model, [getattr(obj, pk) for obj in objs], extra, history_model)
+
+
+def copy_history_of(connection, model, keys: Sequence, extra: dict, history_model=None) -> None:
+    """The history rows of the rows `keys` names, copied by the database, in `keys`
+    order, with these history columns (`HISTORY_COLUMNS`)."""
+    history_model = history_model or history_model_of(model)
     statement, extra_fields = _history_statement(model, history_model, connection.alias)
     params = [rows.db_value(f, extra[f.attname], connection) for f in extra_fields]
-    pk = model._meta.pk.attname
     with connection.cursor() as cursor:
-        cursor.execute(statement, [*params, [getattr(obj, pk) for obj in objs]])
-        if cursor.rowcount != len(objs):
-            raise RuntimeError(f"wrote {cursor.rowcount} history rows for {len(objs)} objects")
+        cursor.execute(statement, [*params, list(keys)])
+        if cursor.rowcount != len(keys):
+            raise RuntimeError(f"wrote {cursor.rowcount} history rows for {len(keys)} objects")
 
 
 @functools.cache
