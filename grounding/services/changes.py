@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -143,24 +144,30 @@ def finish(
     The keys still to do are read once; each batch takes the next of them (locking
     and judging them again), and batches that search afresh end the fan-out."""
     cursor = after
-    pending = _pending(notification, after=cursor, scope=scope)
+    batches = _key_batches(notification, batch_size, after=cursor, scope=scope)
     while notification.completed_at is None:
-        keys, pending = pending[:batch_size], pending[batch_size:]
         notification, cursor = _continue(
             actor=actor,
             notification_id=notification.pk,
             after=cursor,
             batch_size=batch_size,
             scope=scope,
-            keys=keys or None,
+            keys=next(batches),
         )
     return notification
 
 
-def _pending(notification: ChangeNotification, *, after=None, scope=None) -> list:
-    if notification.completed_at is not None:
-        return []
-    return candidate_keys(notification, after=after, scope=scope)
+def _key_batches(
+    notification: ChangeNotification, size: int, *, after=None, scope=None
+) -> Iterator[list | None]:
+    """The keys the notification still has to do, read once, `size` at a time; then
+    None for ever (a batch that searches, which decides the end)."""
+    if notification.completed_at is None:
+        pending = candidate_keys(notification, after=after, scope=scope)
+        for start in range(0, len(pending), size):
+            yield pending[start : start + size]
+    while True:
+        yield None
 
 
 def notify_change(*, actor, payload: Any, batch_size: int = BATCH_SIZE) -> Outcome:
@@ -237,10 +244,11 @@ def record_and_apply(
     else:
         notification = _record(actor, dimension, values)
     cursor = None
-    pending = _pending(notification, scope=scope)
+    batches = _key_batches(notification, BATCH_SIZE, scope=scope)
     while notification.completed_at is None:
-        keys, pending = pending[:BATCH_SIZE], pending[BATCH_SIZE:]
-        batch = apply_batch(notification, actor=actor, after=cursor, scope=scope, keys=keys or None)
+        batch = apply_batch(
+            notification, actor=actor, after=cursor, scope=scope, keys=next(batches)
+        )
         if batch.is_final(BATCH_SIZE):
             _complete(notification, actor=actor)
         cursor = batch.cursor

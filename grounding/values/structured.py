@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
 from django.conf import settings
 
 from grounding.values.structured_rules import SEMANTIC_CHECKS
 from grounding.values.timestamps import parse_rfc3339
+from policies.kernel.canonical import json_text
 from policies.kernel.refusals import Offender, pointer_join
 from policies.kernel.schemas import Failure, FormatCheck, Schema, best_match
 
@@ -127,20 +127,12 @@ def validate(
 
 
 def _memo_key(value: object) -> bytes | str:
-    """The value's canonical JSON: orjson's sorted compact UTF-8 where it holds the
-    value exactly, else json.dumps's (raising ValueError for NaN and infinities, which
-    are no JSON numbers, so that such a value is validated uncached).
-
-    orjson writes NaN and infinities as null, so a text with a null takes json.dumps;
-    it refuses integers past 64 bits and lone surrogates, which json.dumps takes.
-    """
-    try:
-        key = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except orjson.JSONEncodeError:
-        pass
-    else:
-        if b"null" not in key:
-            return key
+    """The value's canonical JSON: orjson's sorted compact UTF-8 where it says what
+    json.dumps would, else json.dumps's (raising ValueError for NaN and infinities,
+    which are no JSON numbers, so that such a value is validated uncached)."""
+    key = json_text(value, sort_keys=True)
+    if key is not None:
+        return key
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 

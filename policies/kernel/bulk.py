@@ -44,9 +44,9 @@ def insert_rows(model: type[models.Model], objs: Sequence[models.Model]) -> None
 
 
 def _history_write(model: type[models.Model], date: datetime | None):
-    """Where a history-keeping write of `model` goes, its history model, and its time."""
+    """Where a history-keeping write of `model` goes, and its time."""
     using = router.db_for_write(model)
-    return using, connections[using], history_model_of(model), date or timezone.now()
+    return using, connections[using], date or timezone.now()
 
 
 def insert_with_history(
@@ -60,7 +60,7 @@ def insert_with_history(
     """Insert new tracked `objs` and one "+" history row each, as `save()` would."""
     if not objs:
         return
-    using, connection, history_model, when = _history_write(model, date)
+    using, connection, when = _history_write(model, date)
     if not direct_write(connection, model, objs):
         model._default_manager.using(using).bulk_create(objs)
         # simple-history's own bulk path, per-object overrides included.
@@ -74,7 +74,7 @@ def insert_with_history(
     fields, values = rows.db_rows(model, objs, connection)
     _send(connection, model, fields, values, len(objs))
     rows.mark_saved(objs, using)
-    _copy_history(connection, model, history_model, objs, when, user, change_reason)
+    _copy_history(connection, model, objs, when, user, change_reason)
 
 
 def update_with_history(
@@ -95,7 +95,7 @@ def update_with_history(
     """
     if not objs:
         return
-    using, connection, history_model, when = _history_write(model, date)
+    using, connection, when = _history_write(model, date)
     if connection.vendor != "postgresql":
         for obj in objs:
             obj._history_user = user
@@ -114,7 +114,7 @@ def update_with_history(
     arrays = [[rows.db_value(pk, getattr(obj, pk.attname), connection) for obj in objs]]
     for field in touched:
         convert = rows.converter(field)
-        if type(field).pre_save is models.Field.pre_save:  # reads the attribute
+        if rows.plain_pre_save(field):
             values = (getattr(obj, field.attname) for obj in objs)
         else:
             values = (field.pre_save(obj, False) for obj in objs)
@@ -133,9 +133,7 @@ def update_with_history(
         cursor.execute(statement, arrays)
         if cursor.rowcount != len(objs):
             raise RuntimeError(f"updated {cursor.rowcount} rows for {len(objs)} objects")
-    _copy_history(
-        connection, model, history_model, objs, when, user, change_reason, history_type="~"
-    )
+    _copy_history(connection, model, objs, when, user, change_reason, history_type="~")
 
 
 def is_json(field: models.Field) -> bool:
@@ -148,50 +146,70 @@ def array_type(field: models.Field, connection) -> str:
 
 
 def _copy_history(
-    connection, model, history_model, objs, when, user, change_reason, history_type: str = "+"
+    connection, model, objs, when, user, change_reason, history_type: str = "+"
 ) -> None:
     """History rows copied by the database from the rows just written, in `objs` order:
     they hold what was stored, and no value crosses the wire twice."""
     # No object of a direct batch carries its own history user, date or reason.
-    extra = {
+    extra = history_values(when, user, change_reason, history_type)
+    pk = model._meta.pk.attname
+    copy_history_of(connection, model, [getattr(obj, pk) for obj in objs], extra)
+
+
+def history_values(when: datetime, user, change_reason: str, history_type: str = "+") -> dict:
+    """The history columns (`HISTORY_COLUMNS`) of rows written by `user` at `when`."""
+    return {
         "history_date": when,
         "history_user_id": getattr(user, "pk", None),
         "history_change_reason": change_reason,
         "history_type": history_type,
     }
-    pk = model._meta.pk.attname
-    copy_history_of(connection, model, [getattr(obj, pk) for obj in objs], extra, history_model)
 
 
-def copy_history_of(connection, model, keys: Sequence, extra: dict, history_model=None) -> None:
+def history_params(model, extra: dict, connection) -> list:
+    """`history_values` as the parameters of `history_select`, in its order."""
+    return [rows.db_value(f, extra[f.attname], connection) for f in _history_fields(model)]
+
+
+def copy_history_of(connection, model, keys: Sequence, extra: dict) -> None:
     """The history rows of the rows `keys` names, copied by the database, in `keys`
-    order, with these history columns (`HISTORY_COLUMNS`)."""
-    history_model = history_model or history_model_of(model)
-    statement, extra_fields = _history_statement(model, history_model, connection.alias)
-    params = [rows.db_value(f, extra[f.attname], connection) for f in extra_fields]
+    order, with these history columns (`history_values`)."""
+    statement = _history_statement(model, connection.alias)
     with connection.cursor() as cursor:
-        cursor.execute(statement, [*params, list(keys)])
+        cursor.execute(statement, [*history_params(model, extra, connection), list(keys)])
         if cursor.rowcount != len(keys):
             raise RuntimeError(f"wrote {cursor.rowcount} history rows for {len(keys)} objects")
 
 
 @functools.cache
-def _history_statement(model, history_model, alias: str) -> tuple[str, list[models.Field]]:
+def _history_statement(model, alias: str) -> str:
     connection = connections[alias]
+    return history_select(model, connection.ops.quote_name(model._meta.db_table), connection)
+
+
+def history_select(model: type[models.Model], source: str, connection) -> str:
+    """The INSERT of the history rows of the rows of `source` (the model's table, or a
+    WITH query's name) whose keys the last parameter lists, in its order; the history
+    columns (`history_params`) are the parameters before it."""
+    history_model = history_model_of(model)
     quote = connection.ops.quote_name
     tracked = [f.column for f in history_model.tracked_fields]
-    history_fields = {f.attname: f for f in history_model._meta.concrete_fields}
-    extra_fields = [history_fields[a] for a in HISTORY_COLUMNS]
+    extra_fields = _history_fields(model)
     columns = ", ".join(quote(c) for c in [*tracked, *(f.column for f in extra_fields)])
     pk = model._meta.pk
-    statement = (
+    return (
         f"INSERT INTO {quote(history_model._meta.db_table)} ({columns}) "
         f"SELECT {', '.join(f'm.{quote(c)}' for c in tracked)}, "
         f"{', '.join(['%s'] * len(extra_fields))} "
         f"FROM unnest(%s::{pk.db_type(connection)}[]) WITH ORDINALITY AS k(pk, n) "
-        f"JOIN {quote(model._meta.db_table)} m ON m.{quote(pk.column)} = k.pk ORDER BY k.n"
+        f"JOIN {source} m ON m.{quote(pk.column)} = k.pk ORDER BY k.n"
     )
-    return statement, extra_fields
+
+
+@functools.cache
+def _history_fields(model: type[models.Model]) -> list[models.Field]:
+    history_fields = {f.attname: f for f in history_model_of(model)._meta.concrete_fields}
+    return [history_fields[a] for a in HISTORY_COLUMNS]
 
 
 @functools.cache

@@ -69,12 +69,7 @@ def copy_with_history(
         cursor.execute(statement, params)
         if cursor.rowcount != len(sources):
             raise RuntimeError(f"copied {cursor.rowcount} rows of {len(sources)}")
-    extra = {
-        "history_date": when,
-        "history_user_id": getattr(user, "pk", None),
-        "history_change_reason": change_reason,
-        "history_type": "+",
-    }
+    extra = bulk.history_values(when, user, change_reason)
     bulk.copy_history_of(connection, model, keys, extra)
     return keys
 

@@ -12,17 +12,11 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-import orjson
 from django.db import models
 
-_M = TypeVar("_M", bound=models.Model)
+from policies.kernel.canonical import json_text
 
-# orjson hands these to `default` (none given: an error, then json.dumps decides).
-_ORJSON_AS_JSON = (
-    orjson.OPT_PASSTHROUGH_DATETIME
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-    | orjson.OPT_PASSTHROUGH_SUBCLASS
-)
+_M = TypeVar("_M", bound=models.Model)
 
 # Values of these Python types need no conversion for these fields: psycopg sends
 # them as they are, so the generic (and, per value, costly) prep path is skipped.
@@ -129,19 +123,12 @@ def converter(field: models.Field) -> Callable[[Any, Any], Any]:
             if value is None or hasattr(value, "as_sql"):
                 return field.get_db_prep_save(value, connection)
             # JSON text for PostgreSQL to parse: the value Django's Jsonb adapter would
-            # send (json.dumps), written by orjson where it can (a tenth of the time).
-            # What orjson does not take as json.dumps would (a datetime, a subclass,
-            # an integer past 64 bits, a custom encoder) takes json.dumps, and so does
-            # any text with a null: orjson writes NaN and infinities as null, where
-            # json.dumps writes what PostgreSQL refuses, as a save() would have it.
-            if encoder is None:
-                try:
-                    text = orjson.dumps(value, option=_ORJSON_AS_JSON)
-                except orjson.JSONEncodeError:
-                    pass
-                else:
-                    if b"null" not in text:
-                        return text.decode()
+            # send (json.dumps), written by orjson where the two agree (a tenth of the
+            # time); NaN, for one, json.dumps writes as PostgreSQL refuses it, as a
+            # save() would have it.
+            text = json_text(value) if encoder is None else None
+            if text is not None:
+                return text.decode()
             return json.dumps(value, cls=encoder)
 
         return convert
@@ -166,6 +153,11 @@ def converter(field: models.Field) -> Callable[[Any, Any], Any]:
     return convert
 
 
+def plain_pre_save(field: models.Field) -> bool:
+    """Whether the field's pre_save is Django's default, which reads the attribute."""
+    return type(field).pre_save is models.Field.pre_save
+
+
 @functools.cache
 def _read_plan(model: type[models.Model]) -> tuple[list[models.Field], list[tuple]]:
     """Per column: the attname, the field when its pre_save is not Django's default
@@ -173,7 +165,7 @@ def _read_plan(model: type[models.Model]) -> tuple[list[models.Field], list[tupl
     as they are (None: always convert, for JSON, whose None is not SQL NULL)."""
     plan = []
     for field in model._meta.concrete_fields:
-        plain = type(field).pre_save is models.Field.pre_save
+        plain = plain_pre_save(field)
         kind = field.get_internal_type()
         native = None if kind == "JSONField" else _NATIVE.get(kind, ())
         plan.append((field.attname, None if plain else field, converter(field), native))

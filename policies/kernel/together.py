@@ -56,13 +56,14 @@ def insert_together(
     when = date or timezone.now()
     shape = tuple((i.model, len(i.objs), i.history) for i in inserts)
     statement, expected = _statement(using, shape)
+    history = bulk.history_values(when, user, change_reason)
     params: list = []
     for item in inserts:
         model = item.model
         _, values = rows.db_rows(model, item.objs, connection)
         params += [value for row in values for value in row]
         if item.history:
-            params += _history_extra(model, connection, when, user, change_reason)
+            params += bulk.history_params(model, history, connection)
             params.append([getattr(obj, model._meta.pk.attname) for obj in item.objs])
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
@@ -93,7 +94,8 @@ def _statement(
         )
         counts.append((f"m{n}", count))
         if history:
-            parts.append(f"h{n} AS ({_history_insert(model, n, connection)} RETURNING 1)")
+            select = bulk.history_select(model, f"m{n}", connection)
+            parts.append(f"h{n} AS ({select} RETURNING 1)")
             counts.append((f"h{n}", count))
     tally = ", ".join(f"(SELECT count(*) FROM {name})" for name, _ in counts)
     return f"WITH {', '.join(parts)} SELECT {tally}", tuple(c for _, c in counts)
@@ -106,37 +108,3 @@ def _together(connection, using: str, inserts: list[Insert]) -> bool:
         and all(router.db_for_write(i.model) == using for i in inserts)
         and all(bulk.direct_write(connection, i.model, i.objs) for i in inserts)
     )
-
-
-def _history_insert(model: type[models.Model], n: int, connection) -> str:
-    """The history INSERT of the `n`th part, selecting from `m{n}` in the objects'
-    order (the key array), its extra values as parameters."""
-    history_model = bulk.history_model_of(model)
-    quote = connection.ops.quote_name
-    tracked = [f.column for f in history_model.tracked_fields]
-    extra_fields = _extra_fields(model)
-    columns = ", ".join(quote(c) for c in [*tracked, *(f.column for f in extra_fields)])
-    pk = model._meta.pk
-    return (
-        f"INSERT INTO {quote(history_model._meta.db_table)} ({columns}) "
-        f"SELECT {', '.join(f'm.{quote(c)}' for c in tracked)}, "
-        f"{', '.join(['%s'] * len(extra_fields))} "
-        f"FROM unnest(%s::{pk.db_type(connection)}[]) WITH ORDINALITY AS k(pk, n) "
-        f"JOIN m{n} m ON m.{quote(pk.column)} = k.pk ORDER BY k.n"
-    )
-
-
-@functools.cache
-def _extra_fields(model: type[models.Model]) -> list[models.Field]:
-    history_fields = {f.attname: f for f in bulk.history_model_of(model)._meta.concrete_fields}
-    return [history_fields[a] for a in bulk.HISTORY_COLUMNS]
-
-
-def _history_extra(model, connection, when: datetime, user, change_reason: str) -> list:
-    values = {
-        "history_date": when,
-        "history_user_id": getattr(user, "pk", None),
-        "history_change_reason": change_reason,
-        "history_type": "+",
-    }
-    return [rows.db_value(f, values[f.attname], connection) for f in _extra_fields(model)]
