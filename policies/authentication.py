@@ -14,7 +14,6 @@ import functools
 import re
 
 from django.contrib.auth import get_user_model
-from django.db import connections
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.plumbing import build_bearer_security_scheme_object
@@ -23,6 +22,10 @@ from knox.crypto import hash_token
 from knox.models import get_token_model
 from knox.settings import knox_settings
 from rest_framework import exceptions
+
+from policies.kernel import reads
+from policies.memberships import remember
+from policies.models import Dimension, DimensionMembership
 
 
 def _key_pattern() -> re.Pattern[str]:
@@ -48,55 +51,43 @@ class TokenAuthentication(KnoxTokenAuthentication):
 
 
 def _token_with_user(digest: str):
-    """The token whose digest this is, with its user, or None.
+    """The token whose digest this is, with its user and the user's memberships, or
+    None.
 
-    Every API request asks this first: one plain statement (the token's columns
-    beside its user's), as `select_related("user").filter(digest=…).first()` would
-    send, without compiling that queryset each time; `test_authentication.py` holds
-    the two equal.
+    Every API request asks this first, and then the user's roles (the reader, every
+    role check): one plain statement gives the token's columns beside its user's,
+    and a row per membership with its Dimension (one row with none if the user holds
+    no role). It is what `select_related("user").filter(digest=…).first()` and
+    `policies.memberships` would read, without compiling a queryset or a second
+    round trip; `test_authentication.py` holds them equal.
     """
     token_model = get_token_model()
     user_model = get_user_model()
-    token_fields = token_model._meta.concrete_fields
-    found = user_model.objects.raw(_token_sql(token_model, user_model), [digest])
-    for user in found:
-        # The token's columns come as extra columns, which a raw query leaves as the
-        # driver gave them: each takes its field's converters, as a queryset's would
-        # (SQLite's datetimes are text until converted).
-        values = [
-            _converted(found.db, field, getattr(user, f"token__{field.attname}"))
-            for field in token_fields
-        ]
-        token = token_model.from_db(found.db, [f.attname for f in token_fields], values)
-        token._state.fields_cache["user"] = user
-        return token
-    return None
-
-
-def _converted(alias: str, field, value):
-    for converter, column in _converters(alias, field):
-        value = converter(value, column, connections[alias])
-    return value
-
-
-@functools.cache
-def _converters(alias: str, field):
-    connection = connections[alias]
-    column = field.get_col(field.model._meta.db_table)
-    found = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
-    return [(converter, column) for converter in found]
+    found = reads.read(
+        _token_sql(token_model, user_model),
+        [digest],
+        (user_model, token_model, Dimension),
+    )
+    if not found:
+        return None
+    user, token, _, _ = found[0]
+    token._state.fields_cache["user"] = user
+    remember(user, [(dimension, role) for _, _, dimension, role in found if dimension])
+    return token
 
 
 @functools.cache
 def _token_sql(token_model, user_model) -> str:
-    columns = ", ".join(
-        f't."{f.column}" AS "token__{f.attname}"' for f in token_model._meta.concrete_fields
-    )
     user_key = token_model._meta.get_field("user").column
+    user_pk = user_model._meta.pk.column
     return (
-        f"SELECT u.*, {columns} FROM {token_model._meta.db_table} t "
-        f"JOIN {user_model._meta.db_table} u ON u.{user_model._meta.pk.column} = t.{user_key} "
-        f"WHERE t.{token_model._meta.pk.column} = %s"
+        f"SELECT {reads.columns(user_model, 'u')}, {reads.columns(token_model, 't')}, "
+        f"{reads.columns(Dimension, 'd')}, m.role "
+        f"FROM {token_model._meta.db_table} t "
+        f"JOIN {user_model._meta.db_table} u ON u.{user_pk} = t.{user_key} "
+        f"LEFT JOIN {DimensionMembership._meta.db_table} m ON m.user_id = u.{user_pk} "
+        f"LEFT JOIN {Dimension._meta.db_table} d ON d.id = m.dimension_id "
+        f"WHERE t.{token_model._meta.pk.column} = %s ORDER BY m.id"
     )
 
 

@@ -9,6 +9,7 @@ covering decision names restricted sources explicitly.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from policies.choices import DisclosableField, InternalPurpose, Role
+from policies.kernel import reads
 from policies.models import Dimension, DisclosureDecision
 
 RESTRICTED_SOURCE_FIELDS = frozenset(
@@ -75,20 +77,24 @@ def valid_decisions(
     scopes = list(dict.fromkeys(recipient_scopes))
     if not scopes:
         return []
-    return list(
-        DisclosureDecision.objects.raw(
-            _VALID_SQL.format(scopes=", ".join(["%s"] * len(scopes))),
-            [getattr(dimension, "pk", dimension), *scopes, purpose, now, now],
-        )
+    found = reads.read(
+        _valid_sql(len(scopes)),
+        [getattr(dimension, "pk", dimension), *scopes, purpose, now, now],
+        (DisclosureDecision,),
     )
+    return [decision for (decision,) in found]
 
 
-_VALID_SQL = (
-    f"SELECT * FROM {DisclosureDecision._meta.db_table} "
-    "WHERE dimension_id = %s AND recipient_scope IN ({scopes}) AND purpose = %s "
-    "AND revoked_at IS NULL AND (valid_from IS NULL OR valid_from <= %s) "
-    "AND (valid_until IS NULL OR valid_until > %s) ORDER BY decision_ref"
-)
+@functools.lru_cache(maxsize=64)
+def _valid_sql(scopes: int) -> str:
+    return (
+        f"SELECT {reads.columns(DisclosureDecision, 'd')} "
+        f"FROM {DisclosureDecision._meta.db_table} d "
+        f"WHERE dimension_id = %s AND recipient_scope IN ({', '.join(['%s'] * scopes)}) "
+        "AND purpose = %s AND revoked_at IS NULL "
+        "AND (valid_from IS NULL OR valid_from <= %s) "
+        "AND (valid_until IS NULL OR valid_until > %s) ORDER BY decision_ref"
+    )
 
 
 def coverage_for(decisions: Iterable[DisclosureDecision], grounding_id: uuid.UUID) -> Coverage:

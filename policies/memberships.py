@@ -1,7 +1,8 @@
 """A user's roles in each Dimension: the one place they are fetched and kept.
 
 `memberships(user)` loads every membership of the user, with its Dimension, in one
-query and keeps the result on the user object. Authentication builds that object
+query and keeps the result on the user object (token authentication reads them with
+the token, `remember`). Authentication builds that object
 anew for every request (session or token), so the roles are fetched once per
 request and a role granted or revoked elsewhere takes effect at the next request.
 Within one process, `governance.grant_role` and `revoke_role` forget what the user
@@ -13,22 +14,28 @@ and the admin's row scoping all ask this; none keeps roles of its own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from policies.kernel import reads
 from policies.models import Dimension, DimensionMembership
 
 _ATTR = "_grounding_memberships"
 
-# Every request asks this first: one plain statement, as a queryset selecting the
-# memberships with their Dimensions would (`test_memberships.py` holds the two
-# equal); the ORM compiling that queryset was most of its cost. Each row is a
-# Dimension carrying one of the user's roles there.
-_MEMBERSHIPS_SQL = (
-    f"SELECT d.*, m.role AS membership_role FROM {DimensionMembership._meta.db_table} m "
-    f"JOIN {Dimension._meta.db_table} d ON d.id = m.dimension_id "
-    "WHERE m.user_id = %s ORDER BY m.id"
-)
+
+@functools.cache
+def _memberships_sql() -> str:
+    """Every request asks this first: one plain statement, as a queryset selecting the
+    memberships with their Dimensions would (`test_memberships.py` holds the two
+    equal); the ORM compiling that queryset was most of its cost. Each row is a
+    Dimension and one of the user's roles there."""
+    return (
+        f"SELECT {reads.columns(Dimension, 'd')}, m.role "
+        f"FROM {DimensionMembership._meta.db_table} m "
+        f"JOIN {Dimension._meta.db_table} d ON d.id = m.dimension_id "
+        "WHERE m.user_id = %s ORDER BY m.id"
+    )
 
 
 @dataclass(frozen=True)
@@ -65,14 +72,22 @@ def memberships(user) -> Memberships:
         return NONE
     cached = getattr(user, _ATTR, None)
     if cached is None:
-        held: dict[int, set[str]] = {}
-        dimensions: dict[int, Dimension] = {}
-        for dimension in Dimension.objects.raw(_MEMBERSHIPS_SQL, [user.pk]):
-            held.setdefault(dimension.pk, set()).add(dimension.membership_role)
-            dimensions[dimension.pk] = dimension
-        cached = Memberships({k: frozenset(v) for k, v in held.items()}, dimensions)
-        setattr(user, _ATTR, cached)
+        cached = remember(user, reads.read(_memberships_sql(), [user.pk], (Dimension,)))
     return cached
+
+
+def remember(user, found: Iterable[tuple[Dimension, str]]) -> Memberships:
+    """Keep on this user object the memberships read with it, as (Dimension, role)
+    pairs, every one the user holds: token authentication reads them in the token's
+    statement, so a request asks the database once for both."""
+    held: dict[int, set[str]] = {}
+    dimensions: dict[int, Dimension] = {}
+    for dimension, role in found:
+        held.setdefault(dimension.pk, set()).add(role)
+        dimensions[dimension.pk] = dimension
+    kept = Memberships({k: frozenset(v) for k, v in held.items()}, dimensions)
+    setattr(user, _ATTR, kept)
+    return kept
 
 
 def forget_memberships(user) -> None:
@@ -81,4 +96,4 @@ def forget_memberships(user) -> None:
         setattr(user, _ATTR, None)
 
 
-__all__ = ["NONE", "Memberships", "forget_memberships", "memberships"]
+__all__ = ["NONE", "Memberships", "forget_memberships", "memberships", "remember"]

@@ -113,12 +113,15 @@ class Profile(models.Model):
         name, _, version = ref.partition("@")
         # Every registration asks this: one plain statement, as
         # `filter(name=…, version=…).first()` would send, without compiling it.
-        found = cls.objects.raw(
-            f"SELECT * FROM {cls._meta.db_table} WHERE name = %s AND version = %s "
-            "ORDER BY id LIMIT 1",
+        from policies.kernel import reads
+
+        found = reads.read(
+            f"SELECT {reads.columns(cls, 'p')} FROM {cls._meta.db_table} p "
+            "WHERE name = %s AND version = %s ORDER BY id LIMIT 1",
             [name, version],
+            (cls,),
         )
-        return next(iter(found), None)
+        return found[0][0] if found else None
 
 
 class DimensionMembership(models.Model):

@@ -79,3 +79,53 @@ def test_an_expired_token_and_an_inactive_user_are_refused():
     assert fresh.get("/api/v1/groundings/").status_code == 200
     type(user).objects.filter(pk=user.pk).update(is_active=False)
     assert fresh.get("/api/v1/groundings/").status_code == 401
+
+
+def test_the_statement_brings_the_memberships_a_fresh_lookup_finds():
+    from policies import governance
+    from policies.memberships import memberships
+
+    first, second = factories.make_dimension("auth-a"), factories.make_dimension("auth-b")
+    user = factories.user_with_roles(first, Role.CURATOR, Role.REVIEWER)
+    governance.grant_role(actor=None, dimension=second, user=user, role=Role.STEWARD)
+    key = tokens.issue_token(actor=None, user=user).key
+    with CaptureQueriesContext(connection) as queries:
+        held = memberships(_token_with_user(hash_token(key)).user)
+    assert len(queries) == 1  # the roles came with the token
+    fresh = memberships(type(user).objects.get(pk=user.pk))
+    assert (
+        held.roles
+        == fresh.roles
+        == {
+            first.pk: frozenset({"curator", "reviewer"}),
+            second.pk: frozenset({"steward"}),
+        }
+    )
+    assert [d.name for d in held.holding()] == ["auth-a", "auth-b"]
+    assert held.dimensions[first.pk].disclosure_policy_ref == first.disclosure_policy_ref
+
+    lonely = type(user).objects.create_user("auth-no-roles")
+    lonely_key = tokens.issue_token(actor=None, user=lonely).key
+    found = _token_with_user(hash_token(lonely_key))
+    assert found.user.username == "auth-no-roles"
+    assert memberships(found.user).roles == {} and memberships(found.user).holding() == []
+
+
+def test_a_role_revoked_between_requests_is_gone_at_the_next_one():
+    from policies import governance
+
+    dimension = factories.make_dimension("auth-revoke")
+    profile = factories.make_profile(version="7.0.0")
+    user = factories.user_with_roles(dimension, Role.CURATOR)
+    client = _client(tokens.issue_token(actor=None, user=user).key)
+    body = factories.link_payload(dimension, profile)
+    assert client.post("/api/v1/groundings/", body, format="json").status_code == 201
+    assert governance.revoke_role(
+        actor=None, dimension=dimension, user=type(user).objects.get(pk=user.pk), role=Role.CURATOR
+    )
+    refused = client.post("/api/v1/groundings/", body, format="json")
+    # A Dimension where the caller holds no role reads as one that does not exist.
+    assert refused.status_code == 400, refused.content
+    assert [(o["pointer"], o["code"]) for o in refused.json()["offenders"]] == [
+        ("/dimension", "unknown_reference")
+    ]
