@@ -111,11 +111,7 @@ def validate(
     """
     try:
         key = _memo_key(value)
-        profile_key = (
-            json.dumps(profile_schema, sort_keys=True, separators=(",", ":"))
-            if profile_schema is not None
-            else None
-        )
+        profile_key = _memo_key(profile_schema) if profile_schema is not None else None
     except (TypeError, ValueError, RecursionError):
         # Not canonical JSON (or nested too deep to serialize): validate uncached.
         return _validate(name, value, pointer=pointer, profile_schema=profile_schema)
@@ -137,7 +133,7 @@ def _memo_key(value: object) -> bytes | str:
 
 
 @functools.lru_cache(maxsize=8192)
-def _memo(name: str, key: bytes | str, profile_key: str | None) -> tuple[Offender, ...]:
+def _memo(name: str, key: bytes | str, profile_key: bytes | str | None) -> tuple[Offender, ...]:
     value = json.loads(key)
     profile_schema = json.loads(profile_key) if profile_key is not None else None
     return tuple(_validate(name, value, pointer="", profile_schema=profile_schema))
@@ -174,9 +170,9 @@ def _too_large(key: bytes | str, value: object, pointer: str) -> Offender | None
     """A value whose compact UTF-8 JSON exceeds GROUNDING_MAX_VALUE_BYTES, as an offender.
 
     ``key`` is a canonical form (`_memo_key`): the ASCII-escaped one is never shorter
-    than the compact UTF-8 text; orjson's is that text but for shorter float exponents
-    (1e16 for 1e+16), never by a quarter. So the exact size is only computed for a
-    value near the limit.
+    than the compact UTF-8 text; orjson's is that text but for some floats' spelling
+    (1e-8 for 1e-08, 0.00001 for 1e-05), never shorter by a quarter. So the exact
+    size is only computed for a value near the limit.
     """
     limit = max_value_bytes()
     if len(key) <= (limit if isinstance(key, str) else limit * 3 // 4):

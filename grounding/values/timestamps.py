@@ -3,6 +3,7 @@ explicit offset or Z; partial dates are kept apart, never padded."""
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -15,6 +16,23 @@ PARTIAL_DATE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$", re.ASCII)
 
 def parse_rfc3339(value: str) -> datetime | None:
     """An aware datetime for an RFC 3339 date-time, else None (leap seconds clamp to :59)."""
+    # A pure function of the text, giving an immutable value: a bulk registration's
+    # items mostly share their instants (two parses an item), so they are memoized;
+    # only texts of a plausible length, so that junk cannot fill the memo.
+    if isinstance(value, str) and len(value) <= _MEMO_LENGTH:
+        return _parse_memoized(value)
+    return _parse(value)
+
+
+_MEMO_LENGTH = 40
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_memoized(value: str) -> datetime | None:
+    return _parse(value)
+
+
+def _parse(value: str) -> datetime | None:
     m = _RFC3339.match(value)
     if m is None:
         return None

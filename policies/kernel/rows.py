@@ -9,9 +9,10 @@ import functools
 import json
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.db import models
 
 from policies.kernel.canonical import json_text
@@ -158,17 +159,31 @@ def plain_pre_save(field: models.Field) -> bool:
     return type(field).pre_save is models.Field.pre_save
 
 
+# In a plan, for a DateTimeField stamped on insert (auto_now, auto_now_add) whose
+# pre_save is Django's: the time is taken here, as that pre_save takes it.
+_STAMPED = object()
+
+
+def _stamped(field: models.Field) -> bool:
+    return (
+        isinstance(field, models.DateTimeField)
+        and type(field).pre_save is models.DateTimeField.pre_save
+        and bool(field.auto_now or field.auto_now_add)
+    )
+
+
 @functools.cache
 def _read_plan(model: type[models.Model]) -> tuple[list[models.Field], list[tuple]]:
-    """Per column: the attname, the field when its pre_save is not Django's default
-    (auto_now, auto_now_add: called per object), its converter, and the types sent
-    as they are (None: always convert, for JSON, whose None is not SQL NULL)."""
+    """Per column: the attname; the field when its pre_save is not Django's default
+    (called per object), or _STAMPED; its converter; and the types sent as they are
+    (None: always convert, for JSON, whose None is not SQL NULL)."""
     plan = []
     for field in model._meta.concrete_fields:
         plain = plain_pre_save(field)
         kind = field.get_internal_type()
         native = None if kind == "JSONField" else _NATIVE.get(kind, ())
-        plan.append((field.attname, None if plain else field, converter(field), native))
+        special = None if plain else _STAMPED if _stamped(field) else field
+        plan.append((field.attname, special, converter(field), native))
     return list(model._meta.concrete_fields), plan
 
 
@@ -212,6 +227,8 @@ def db_rows(
     streams each row while the next is built and PostgreSQL works alongside)."""
     fields, plan = _read_plan(model)
     related = _related_fields(model)
+    # timezone.now(), with settings read once per batch instead of once per value.
+    zone = UTC if settings.USE_TZ else None
 
     def rows() -> Iterator[list]:
         for obj in objs:
@@ -219,7 +236,12 @@ def db_rows(
             values = obj.__dict__
             row = []
             for attname, field, convert, native in plan:
-                value = values[attname] if field is None else field.pre_save(obj, True)
+                if field is None:
+                    value = values[attname]
+                elif field is _STAMPED:
+                    value = values[attname] = datetime.now(zone)
+                else:
+                    value = field.pre_save(obj, True)
                 # Most values go as they are: the converter is called for the rest.
                 if native is not None and (value is None or type(value) in native):
                     row.append(value)

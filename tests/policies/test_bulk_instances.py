@@ -65,6 +65,35 @@ def test_a_link_and_its_bindings_match_their_init_built_twins():
     assert model_to_dict(built) == model_to_dict(twin)
 
 
+@pytest.mark.parametrize("use_tz", [True, False])
+def test_rows_stamp_auto_now_fields_as_pre_save_does(use_tz):
+    from datetime import UTC, datetime
+
+    from django.test import override_settings
+
+    from policies.kernel.rows import db_rows
+
+    values = dict(
+        link_id=uuid7(), bound_in_revision=1, statement_ref="s", answer_revision_ref="a@1",
+        answer_selector={}, answer_representation={}, claim_scope={},
+    )  # fmt: skip
+    built, twin = new_instance(StatementBinding, values), StatementBinding(**values)
+    field = StatementBinding._meta.get_field("created_at")
+    with override_settings(USE_TZ=use_tz):
+        before = datetime.now(UTC if use_tz else None)
+        fields, rows = db_rows(StatementBinding, [built], connection)
+        (row,) = list(rows)
+        expected = field.pre_save(twin, True)
+        after = datetime.now(UTC if use_tz else None)
+        sent = converter(field)(built.created_at, connection)
+    stamped = built.created_at
+    # Taken per row, set on the instance, sent as its field sends it, aware exactly
+    # when pre_save's is.
+    assert before <= stamped <= expected <= after
+    assert row[fields.index(field)] == sent
+    assert (stamped.tzinfo is None) == (expected.tzinfo is None) == (not use_tz)
+
+
 def test_an_unknown_field_is_a_type_error_as_with_init():
     with pytest.raises(TypeError, match="unexpected fields: \\['nonsense'\\]"):
         new_instance(AuditEvent, {"nonsense": 1})

@@ -1,0 +1,58 @@
+"""grounding.values.timestamps.parse_rfc3339: RFC 3339 instants, memoized for short
+texts only, the memo giving what a fresh parse gives."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grounding.values import timestamps
+from grounding.values.timestamps import parse_rfc3339
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-11-30T12:00:00Z", datetime(2026, 11, 30, 12, tzinfo=UTC)),
+        ("2026-11-30t12:00:00z", datetime(2026, 11, 30, 12, tzinfo=UTC)),
+        (
+            "2026-11-30T12:00:00.123456789+05:30",
+            datetime(2026, 11, 30, 12, tzinfo=timezone(timedelta(hours=5, minutes=30))),
+        ),
+        ("2016-12-31T23:59:60Z", datetime(2016, 12, 31, 23, 59, 59, tzinfo=UTC)),
+        ("2026-11-30T12:00:00", None),  # no offset
+        ("2026-02-30T12:00:00Z", None),
+        ("2026-11-30T12:00:61Z", None),
+        ("2026-11-30T12:00:00+24:00", None),
+        ("2026-11-30", None),
+    ],
+)
+def test_instants_parse_as_the_timestamp_rule_says(text, expected):
+    assert parse_rfc3339(text) == expected
+    assert parse_rfc3339(text) == expected  # the memoized answer, the second time
+
+
+def test_long_texts_are_parsed_but_never_memoized():
+    before = timestamps._parse_memoized.cache_info().currsize
+    long_valid = "2026-11-30T12:00:00." + "1" * 60 + "Z"
+    assert parse_rfc3339(long_valid) == datetime(2026, 11, 30, 12, tzinfo=UTC)
+    assert parse_rfc3339("x" * 10_000) is None
+    assert timestamps._parse_memoized.cache_info().currsize == before
+
+
+_instants = st.builds(
+    "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}{}{}".format,
+    st.integers(0, 9999), st.integers(0, 13), st.integers(0, 32), st.integers(0, 25),
+    st.integers(0, 61), st.integers(0, 61), st.sampled_from(["", ".5", ".000001"]),
+    st.sampled_from(["Z", "z", "+00:00", "-23:59", "+24:00", ""]),
+)  # fmt: skip
+
+
+@settings(max_examples=400, derandomize=True)
+@given(_instants | st.text(max_size=50))
+def test_the_memo_answers_what_a_fresh_parse_answers(text):
+    assert parse_rfc3339(text) == timestamps._parse(text)
+    assert parse_rfc3339(text) == timestamps._parse(text)
