@@ -203,6 +203,21 @@ def absolute_rows(results: dict) -> list[tuple[str, ...]]:
         Figure("wsp_import", ("concurrent", "per_s"), "obs/s"), per_s)  # fmt: skip
     row("bulk registration rows by executemany (context)",
         Figure("bulk_register", ("executemany", "links_per_s"), "links/s"))  # fmt: skip
+    # The limits again with the tables' foreign keys (checked at commit), which the
+    # registry cannot skip and the COPY baselines' scratch tables do not carry.
+    keyed = (
+        ("bulk registration beside a COPY with the foreign keys (context)",
+         Figure("bulk_register", ("links_per_s",), "links/s"),
+         Figure("bulk_register", ("copy_with_foreign_keys", "links_per_s"), "links/s")),
+        ("WSP import beside a COPY with the foreign keys (context)",
+         Figure("wsp_import", ("observations_per_s",), "obs/s"),
+         Figure("wsp_import", ("copy", "with_foreign_keys_observations_per_s"), "obs/s")),
+    )  # fmt: skip
+    for path, registry, limit in keyed:
+        got, by = registry.get(results), limit.get(results)
+        if got and by:
+            rows.append((path, _fmt(got, registry.unit), f"COPY: {_fmt(by, limit.unit)}",
+                         f"{by / got:.2f}×", "", ""))  # fmt: skip
     row("WSP import, one document per transaction",
         Figure("wsp_import", ("per_document_observations_per_s",), "obs/s"))  # fmt: skip
     row("change fan-out (source change)", Figure("fanout", ("source", "links_per_s"), "links/s"))

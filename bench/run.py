@@ -7,12 +7,14 @@ bench/results.json, whose `ratios` object holds each ratio with the two figures 
 divides. Steps and the knobs that size them (defaults in brackets):
 
 - bulk_register: register_many, batches of 1,000, each batch followed by a raw COPY
-  and an executemany of as many clones of its rows into scratch tables; then one
-  writer process per core. BENCH_BULK_BATCHES [10]
+  and an executemany of as many clones of its rows into scratch tables, and a COPY
+  into scratch tables with the real ones' foreign keys (context); then one writer
+  process per core. BENCH_BULK_BATCHES [10]
 - fanout: BENCH_FANOUT_LINKS [100000] links registered in bulk, then a change
   notification fanned out to every link of their answer, and of their source.
 - wsp_import: one document per transaction, then import_wsp_documents in batches,
-  each followed by a COPY of as many documents' rows into scratch tables.
+  each followed by a COPY of as many documents' rows into scratch tables (and into
+  scratch tables with the foreign keys, for context).
   BENCH_WSP_DOCS [100], BENCH_WSP_BATCHED_DOCS [1000], BENCH_WSP_BATCH_SIZE [100]
 - http_register: under gunicorn, register, the bare one-insert floor and the naive
   peer (bench/naive.py), the same clients and requests each, taking turns in rounds.

@@ -172,14 +172,30 @@ def grow_links(conn, template, count: int, *, first: int, history_start: int,
     conn.commit()
 
 
-def make_scratch_tables(conn, prefix: str, tables=TABLES) -> None:
-    """Copies of the real tables (defaults and indexes, no foreign keys)."""
+def make_scratch_tables(conn, prefix: str, tables=TABLES, *, foreign_keys: bool = False) -> None:
+    """Copies of the real tables (defaults and indexes); with `foreign_keys`, also the
+    real tables' foreign keys, deferred as theirs are, each pointing at the copy of
+    its table where one is made, else at the real table (the template's parents)."""
     with conn.cursor() as cur:
+        for table in reversed(tables):
+            cur.execute(f"DROP TABLE IF EXISTS {prefix}{table} CASCADE")
         for table in tables:
-            cur.execute(f"DROP TABLE IF EXISTS {prefix}{table}")
             cur.execute(
                 f"CREATE TABLE {prefix}{table} (LIKE {table} INCLUDING DEFAULTS INCLUDING INDEXES)"
             )
+        if foreign_keys:
+            for table in tables:
+                cur.execute(
+                    "SELECT confrelid::regclass::text, pg_get_constraintdef(oid) "
+                    "FROM pg_constraint WHERE contype = 'f' AND conrelid = %s::regclass",
+                    [table],
+                )
+                for parent, definition in cur.fetchall():
+                    if parent in tables:
+                        definition = definition.replace(
+                            f"REFERENCES {parent}(", f"REFERENCES {prefix}{parent}("
+                        )
+                    cur.execute(f"ALTER TABLE {prefix}{table} ADD {definition}")
     conn.commit()
 
 
@@ -191,6 +207,6 @@ def truncate_scratch(conn, prefix: str, tables=TABLES) -> None:
 
 def drop_scratch(conn, prefix: str, tables=TABLES) -> None:
     with conn.cursor() as cur:
-        for table in tables:
-            cur.execute(f"DROP TABLE IF EXISTS {prefix}{table}")
+        for table in reversed(tables):
+            cur.execute(f"DROP TABLE IF EXISTS {prefix}{table} CASCADE")
     conn.commit()

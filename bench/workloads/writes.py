@@ -16,16 +16,18 @@ def bulk_register() -> dict:
     audit, each batch followed by its limit: a raw psycopg COPY, then an executemany,
     of as many clones of the rows one registration writes, into scratch copies of the
     tables (their indexes, no foreign keys), one transaction per batch. Interleaved, so
-    that a busy machine slows both alike."""
+    that a busy machine slows both alike. For context, the same COPY into copies that
+    also carry the tables' foreign keys: the checks the registry cannot skip."""
     batches = env_int("BENCH_BULK_BATCHES", 10)
     curator = app.curator()
     template_id = template_link()
-    registry, copy, many = [], [], []
+    registry, copy, many, keyed = [], [], [], []
     rows = 0
     offset = 1_000_000
     with raw_conn() as conn:
         template = seed.template_rows(conn, template_id)
         seed.make_scratch_tables(conn, "bench_")
+        seed.make_scratch_tables(conn, "benchk_", foreign_keys=True)
         for batch in range(batches):
             items = [generate.register_payload(offset + batch * BATCH + i) for i in range(BATCH)]
             clones = seed.link_batches(template, BATCH, history_start=10_000_000 + batch * BATCH)
@@ -38,7 +40,10 @@ def bulk_register() -> dict:
             seed.truncate_scratch(conn, "bench_")
             many.append(seed.insert_batches(conn, clones, target_prefix="bench_")[0])
             seed.truncate_scratch(conn, "bench_")
+            keyed.append(seed.copy_batches(conn, clones, target_prefix="benchk_")[0])
+            seed.truncate_scratch(conn, "benchk_")
         seed.drop_scratch(conn, "bench_")
+        seed.drop_scratch(conn, "benchk_")
     links = BATCH * batches
     return {
         "batches": batches,
@@ -51,6 +56,7 @@ def bulk_register() -> dict:
             "rows_per_s": round(rows / sum(copy)),
         },
         "executemany": {"links_per_s": round(links / sum(many))},
+        "copy_with_foreign_keys": {"links_per_s": round(links / sum(keyed))},
         "concurrent": concurrent_writers(
             "register", batches=batches, batch_size=BATCH, offset=3_000_000
         ),

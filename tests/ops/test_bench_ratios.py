@@ -118,3 +118,22 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
     assert by_path["HTTP register p99"][1:] == ("80.50 ms", "—", "—", "< 100 ms", "yes")
     # Figures of steps that did not run (concurrency) are left out.
     assert not [p for p in by_path if p.startswith("32 writers")]
+
+
+def test_the_limits_with_foreign_keys_are_context_rows_with_their_ratio():
+    results = _results()
+    results["bulk_register"]["copy_with_foreign_keys"] = {"links_per_s": 7500}
+    results["wsp_import"]["copy"]["with_foreign_keys_observations_per_s"] = 3000
+    _, absolute = report.rows(results)
+    by_path = {row[0]: row for row in absolute}
+    assert by_path["bulk registration beside a COPY with the foreign keys (context)"][1:] == (
+        "6,000 links/s", "COPY: 7,500 links/s", "1.25×", "", "",
+    )  # fmt: skip
+    assert by_path["WSP import beside a COPY with the foreign keys (context)"][1:] == (
+        "2,000 obs/s", "COPY: 3,000 obs/s", "1.50×", "", "",
+    )  # fmt: skip
+    # Not measured (an older results.json): no row.
+    _, absolute = report.rows(_results())
+    assert not [row for row in absolute if "foreign keys" in row[0]]
+    # The headline ratios stay against the COPY without them.
+    assert ratios.compute(results)["copy_over_bulk"]["ratio"] == 1.5
