@@ -184,3 +184,39 @@ def test_per_object_history_user_and_reason_win_over_the_defaults(db, django_use
     assert rows["reason-0"] == (default_user.pk, "imported from the policy registry")
     assert rows["reason-1"] == (other.pk, "bulk test")
     assert rows["reason-2"] == (default_user.pk, "bulk test")
+
+
+def test_the_one_statement_takes_postgresql_placeholders_in_order():
+    from policies.kernel.together import _numbered
+
+    assert _numbered("INSERT INTO t (a, b) VALUES (%s, %s), (%s, %s)") == (
+        "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)"
+    )
+    assert _numbered("SELECT 1") == "SELECT 1"
+    with pytest.raises(ValueError, match="no placeholder"):
+        _numbered("SELECT '%d', %s")
+
+
+@requires_postgres
+def test_the_one_statement_is_logged_and_its_errors_are_djangos(world):
+    from django.db import IntegrityError, transaction
+
+    from policies.kernel.together import Insert, insert_together
+
+    (link,) = _register_batch(world, size=1)
+    twin = StatementBinding.objects.get(pk=link.current_statement_id)
+    twin._state.adding = True  # the same key again: a unique violation
+    with (
+        CaptureQueriesContext(connection) as seen,
+        pytest.raises(IntegrityError),  # Django's, not psycopg's
+        transaction.atomic(),
+    ):
+        insert_together([Insert(StatementBinding, [twin])], user=world.curator,
+                        change_reason="twice")  # fmt: skip
+    (write,) = [q["sql"] for q in seen.captured_queries if "INSERT INTO" in q["sql"]]
+    # Sent as it is, with PostgreSQL's placeholders: the values are bound by the server.
+    assert write.startswith('WITH m0 AS (INSERT INTO "grounding_statementbinding"')
+    assert "$1" in write and "%s" not in write
+    # Nothing of it stayed, and the connection goes on.
+    assert StatementBinding.history.filter(history_change_reason="twice").count() == 0
+    assert GroundingLink.objects.get(pk=link.pk).current_statement_id == twin.pk
