@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 
 from evidence import import_hooks
 from evidence.choices import AccessLabel
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from policies import audit
 from policies.actions import composable, public_entry
+from policies.kernel import reads
 from policies.kernel.bulk import insert_rows, insert_with_history
 from policies.kernel.canonical import text_sha256
 from policies.kernel.rows import new_instance
@@ -67,9 +68,7 @@ def do_write_documents(
 
     # One query each: stored content, content this Dimension has seen, stored sources,
     # earlier passages of the same content in this Dimension.
-    stored_hashes = set(
-        Content.objects.filter(sha256__in=every_hash).values_list("sha256", flat=True)
-    )
+    stored_hashes = _stored_hashes(every_hash)
     sources = _stored_sources(documents)
     earlier = _EarliestPassages.of(every_hash, dimension)
     seen_hashes = earlier.hashes()
@@ -199,11 +198,36 @@ def _report(envelope: RetrievalObservation, passages: list[Passage], unseen: int
     }
 
 
+# A batch looks up thousands of digests and URLs. On PostgreSQL each lookup sends
+# them as one array (`= ANY`), bound by the server: as an IN list they were as many
+# quoted literals, parsed again by the server, a sixth of an import's time.
+def _by_array(model) -> bool:
+    return connections[router.db_for_read(model)].vendor == "postgresql"
+
+
+def _stored_hashes(hashes: set[str]) -> set[str]:
+    """The digests of `hashes` whose text is stored, in one query."""
+    if _by_array(Content):
+        found = reads.read(
+            f"SELECT sha256 FROM {Content._meta.db_table} WHERE sha256 = ANY(%s)",
+            [list(hashes)], (), using=router.db_for_read(Content), server_bound=True,
+        )  # fmt: skip
+        return {sha for (sha,) in found}
+    return set(Content.objects.filter(sha256__in=hashes).values_list("sha256", flat=True))
+
+
 def _stored_sources(documents: list[tuple[dict, str]]) -> dict[str, Source]:
     """The stored sources of every canonical URL of the documents, in one query."""
     urls = {
         obs["url"]["canonical"] for document, _ in documents for obs in document["observations"]
     }
+    if _by_array(Source):
+        found = reads.read(
+            f"SELECT {reads.columns(Source, 's')} FROM {Source._meta.db_table} s "
+            "WHERE s.canonical_url = ANY(%s)",
+            [list(urls)], (Source,), server_bound=True,
+        )  # fmt: skip
+        return {source.canonical_url: source for (source,) in found}
     return {s.canonical_url: s for s in Source.objects.filter(canonical_url__in=urls)}
 
 
@@ -229,11 +253,20 @@ class _EarliestPassages:
     @classmethod
     def of(cls, hashes: set[str], dimension: Dimension) -> _EarliestPassages:
         earliest = cls()
-        rows = (
-            Passage.objects.filter(dimension=dimension, content_sha256__in=hashes)
-            .order_by("created_at", "passage_id")
-            .values_list("content_sha256", "execution_id", "passage_id", "duplicate_of_id")
-        )
+        if _by_array(Passage):
+            rows = reads.read(
+                "SELECT content_sha256, execution_id, passage_id, duplicate_of_id "
+                f"FROM {Passage._meta.db_table} WHERE dimension_id = %s "
+                "AND content_sha256 = ANY(%s) ORDER BY created_at, passage_id",
+                [dimension.pk, list(hashes)], (), using=router.db_for_read(Passage),
+                server_bound=True,
+            )  # fmt: skip
+        else:
+            rows = (
+                Passage.objects.filter(dimension=dimension, content_sha256__in=hashes)
+                .order_by("created_at", "passage_id")
+                .values_list("content_sha256", "execution_id", "passage_id", "duplicate_of_id")
+            )
         for sha, execution_id, passage_id, duplicate_of_id in rows:
             # Duplicates always point at a root, so one hop reaches it.
             earliest._note(sha, execution_id, duplicate_of_id or passage_id)

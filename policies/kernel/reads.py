@@ -21,6 +21,8 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections, models, router
 
+from policies.kernel import cursors
+
 
 @functools.cache
 def columns(model: type[models.Model], alias: str) -> str:
@@ -36,18 +38,29 @@ def read(
     models_read: Sequence[type[models.Model]],
     *,
     using: str | None = None,
+    server_bound: bool = False,
 ) -> list[tuple[Any, ...]]:
     """Run `sql`, whose columns are `columns(model)` of each of `models_read` in turn,
     then any more; per row, one instance per model, then the further values as the
     driver gave them. A model whose primary key is NULL in a row (an outer join that
     found nothing) is None there. On the database the router reads the first model
-    from, as a queryset of it would, unless `using` says."""
+    from, as a queryset of it would, unless `using` says (required with no model).
+
+    `server_bound` (PostgreSQL): the values are bound by the server
+    (`policies.kernel.cursors`), for a statement sent often with many values or a
+    long list (`= ANY(%s)` with a list is one array, where IN needs a value each).
+    """
     using = using or router.db_for_read(models_read[0])
     connection = connections[using]
     plans = [_plan(model, using) for model in models_read]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    if server_bound:
+        with cursors.server_bound(connection) as cursor:
+            cursor.execute(cursors.numbered(sql), params)
+            rows = cursor.fetchall()
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
     found = []
     for row in rows:
         start = 0

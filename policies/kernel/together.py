@@ -14,17 +14,15 @@ databases take `bulk`'s per-table paths.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-import psycopg
 from django.db import connections, models, router
 from django.utils import timezone
 
-from policies.kernel import bulk, rows
+from policies.kernel import bulk, cursors, rows
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,7 @@ def insert_together(
         if item.history:
             params += bulk.history_params(model, history, connection)
             params.append([getattr(obj, model._meta.pk.attname) for obj in item.objs])
-    with _raw_cursor(connection) as cursor:
+    with cursors.server_bound(connection) as cursor:
         cursor.execute(statement, params)
         written = tuple(cursor.fetchone())
     if written != expected:
@@ -101,36 +99,7 @@ def _statement(
             counts.append((f"h{n}", count))
     tally = ", ".join(f"(SELECT count(*) FROM {name})" for name, _ in counts)
     statement = f"WITH {', '.join(parts)} SELECT {tally}"
-    return _numbered(statement), tuple(c for _, c in counts)
-
-
-def _numbered(statement: str) -> str:
-    """The statement with PostgreSQL's own placeholders ($1, $2, …) for psycopg's."""
-    pieces = statement.split("%s")
-    if any("%" in piece for piece in pieces):
-        raise ValueError("a statement of the kernel holds a % that is no placeholder")
-    return "".join(f"{piece}${n}" for n, piece in enumerate(pieces[:-1], 1)) + pieces[-1]
-
-
-@contextlib.contextmanager
-def _raw_cursor(connection) -> Iterator:
-    """Django's cursor wrapper (its error translation, query logging and execute
-    wrappers) over psycopg's RawCursor, which sends the statement as it is, with
-    $n placeholders, and its values bound by the server.
-
-    Django's own cursor binds client-side: psycopg then parses the statement for
-    placeholders on every call (it caches only statements under 4 KiB and 50 values;
-    a registration's is 8 KiB with 99) and quotes each value into it: about 340 µs of
-    a registration's 2.3 ms of CPU. Values go as their types (a uuid as uuid, a
-    datetime as timestamptz, a string untyped); INSERT … VALUES and the history
-    SELECT take each to its column's type, as they took the quoted literals.
-    """
-    with connection.cursor() as django_cursor:  # connected, checked, wrapped as Django does
-        raw = psycopg.RawCursor(connection.connection)
-        try:
-            yield type(django_cursor)(raw, connection)
-        finally:
-            raw.close()
+    return cursors.numbered(statement), tuple(c for _, c in counts)
 
 
 def _together(connection, using: str, inserts: list[Insert]) -> bool:

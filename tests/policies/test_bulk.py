@@ -187,14 +187,14 @@ def test_per_object_history_user_and_reason_win_over_the_defaults(db, django_use
 
 
 def test_the_one_statement_takes_postgresql_placeholders_in_order():
-    from policies.kernel.together import _numbered
+    from policies.kernel.cursors import numbered
 
-    assert _numbered("INSERT INTO t (a, b) VALUES (%s, %s), (%s, %s)") == (
+    assert numbered("INSERT INTO t (a, b) VALUES (%s, %s), (%s, %s)") == (
         "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)"
     )
-    assert _numbered("SELECT 1") == "SELECT 1"
+    assert numbered("SELECT 1") == "SELECT 1"
     with pytest.raises(ValueError, match="no placeholder"):
-        _numbered("SELECT '%d', %s")
+        numbered("SELECT '%d', %s")
 
 
 @requires_postgres
