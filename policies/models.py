@@ -8,6 +8,7 @@ from django.db import models
 from simple_history.models import HistoricalRecords
 
 from policies.choices import AuditOutcome, ProfileStatus, Role
+from policies.kernel import reads
 from policies.kernel.history import AppendOnlyModel, HistoryBypassError, TrackedManager
 from policies.kernel.identifiers import uuid7
 
@@ -113,8 +114,6 @@ class Profile(models.Model):
         name, _, version = ref.partition("@")
         # Every registration asks this: one plain statement, as
         # `filter(name=…, version=…).first()` would send, without compiling it.
-        from policies.kernel import reads
-
         found = reads.read(
             f"SELECT {reads.columns(cls, 'p')} FROM {cls._meta.db_table} p "
             "WHERE name = %s AND version = %s ORDER BY id LIMIT 1",
