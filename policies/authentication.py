@@ -24,8 +24,8 @@ from knox.settings import knox_settings
 from rest_framework import exceptions
 
 from policies.kernel import reads
-from policies.memberships import remember
-from policies.models import Dimension, DimensionMembership
+from policies.memberships import joined, remember
+from policies.models import Dimension
 
 
 def _key_pattern() -> re.Pattern[str]:
@@ -72,7 +72,7 @@ def _token_with_user(digest: str):
         return None
     user, token, _, _ = found[0]
     token._state.fields_cache["user"] = user
-    remember(user, [(dimension, role) for _, _, dimension, role in found if dimension])
+    remember(user, [(dimension, role) for _, _, dimension, role in found])
     return token
 
 
@@ -80,14 +80,12 @@ def _token_with_user(digest: str):
 def _token_sql(token_model, user_model) -> str:
     user_key = token_model._meta.get_field("user").column
     user_pk = user_model._meta.pk.column
+    membership_columns, membership_joins = joined(f"u.{user_pk}")
     return (
         f"SELECT {reads.columns(user_model, 'u')}, {reads.columns(token_model, 't')}, "
-        f"{reads.columns(Dimension, 'd')}, m.role "
-        f"FROM {token_model._meta.db_table} t "
+        f"{membership_columns} FROM {token_model._meta.db_table} t "
         f"JOIN {user_model._meta.db_table} u ON u.{user_pk} = t.{user_key} "
-        f"LEFT JOIN {DimensionMembership._meta.db_table} m ON m.user_id = u.{user_pk} "
-        f"LEFT JOIN {Dimension._meta.db_table} d ON d.id = m.dimension_id "
-        f"WHERE t.{token_model._meta.pk.column} = %s ORDER BY m.id"
+        f"{membership_joins} WHERE t.{token_model._meta.pk.column} = %s ORDER BY m.id"
     )
 
 

@@ -18,6 +18,8 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from django.contrib.auth import get_user_model
+
 from policies.kernel import reads
 from policies.models import Dimension, DimensionMembership
 
@@ -25,16 +27,30 @@ _ATTR = "_grounding_memberships"
 
 
 @functools.cache
-def _memberships_sql() -> str:
-    """Every request asks this first: one plain statement, as a queryset selecting the
-    memberships with their Dimensions would (`test_memberships.py` holds the two
-    equal); the ORM compiling that queryset was most of its cost. Each row is a
-    Dimension and one of the user's roles there."""
+def joined(user_key: str) -> tuple[str, str]:
+    """What a statement over users adds to read each user's memberships with it: the
+    columns to select and the joins, given the column holding the user's key. Each
+    row is a Dimension and one of the user's roles there (one row of NULLs for a
+    user holding none), in grant order with `ORDER BY m.id`: what `remember` takes.
+
+    One definition for `memberships` and for token authentication, which reads them
+    with the token. As a plain statement it is what a queryset selecting the
+    memberships with their Dimensions would read (`test_memberships.py` holds the
+    two equal), without compiling one for every request."""
     return (
-        f"SELECT {reads.columns(Dimension, 'd')}, m.role "
-        f"FROM {DimensionMembership._meta.db_table} m "
-        f"JOIN {Dimension._meta.db_table} d ON d.id = m.dimension_id "
-        "WHERE m.user_id = %s ORDER BY m.id"
+        f"{reads.columns(Dimension, 'd')}, m.role",
+        f"LEFT JOIN {DimensionMembership._meta.db_table} m ON m.user_id = {user_key} "
+        f"LEFT JOIN {Dimension._meta.db_table} d ON d.id = m.dimension_id",
+    )
+
+
+@functools.cache
+def _memberships_sql() -> str:
+    users = get_user_model()._meta
+    columns, joins = joined(f"u.{users.pk.column}")
+    return (
+        f"SELECT {columns} FROM {users.db_table} u {joins} "
+        f"WHERE u.{users.pk.column} = %s ORDER BY m.id"
     )
 
 
@@ -76,13 +92,16 @@ def memberships(user) -> Memberships:
     return cached
 
 
-def remember(user, found: Iterable[tuple[Dimension, str]]) -> Memberships:
-    """Keep on this user object the memberships read with it, as (Dimension, role)
-    pairs, every one the user holds: token authentication reads them in the token's
-    statement, so a request asks the database once for both."""
+def remember(user, found: Iterable[tuple[Dimension | None, str | None]]) -> Memberships:
+    """Keep on this user object the memberships read with it, the (Dimension, role)
+    pairs of `joined`'s rows, every one the user holds (a pair of NULLs: none):
+    token authentication reads them in the token's statement, so a request asks the
+    database once for both."""
     held: dict[int, set[str]] = {}
     dimensions: dict[int, Dimension] = {}
     for dimension, role in found:
+        if dimension is None:
+            continue
         held.setdefault(dimension.pk, set()).add(role)
         dimensions[dimension.pk] = dimension
     kept = Memberships({k: frozenset(v) for k, v in held.items()}, dimensions)
@@ -96,4 +115,4 @@ def forget_memberships(user) -> None:
         setattr(user, _ATTR, None)
 
 
-__all__ = ["NONE", "Memberships", "forget_memberships", "memberships", "remember"]
+__all__ = ["NONE", "Memberships", "forget_memberships", "joined", "memberships", "remember"]

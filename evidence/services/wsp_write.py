@@ -201,16 +201,18 @@ def _report(envelope: RetrievalObservation, passages: list[Passage], unseen: int
 # A batch looks up thousands of digests and URLs. On PostgreSQL each lookup sends
 # them as one array (`= ANY`), bound by the server: as an IN list they were as many
 # quoted literals, parsed again by the server, a sixth of an import's time.
-def _by_array(model) -> bool:
-    return connections[router.db_for_read(model)].vendor == "postgresql"
+def _by_array(model) -> str | None:
+    """The database `model` is read from, where lookups send arrays; else None."""
+    using = router.db_for_read(model)
+    return using if connections[using].vendor == "postgresql" else None
 
 
 def _stored_hashes(hashes: set[str]) -> set[str]:
     """The digests of `hashes` whose text is stored, in one query."""
-    if _by_array(Content):
+    if using := _by_array(Content):
         found = reads.read(
             f"SELECT sha256 FROM {Content._meta.db_table} WHERE sha256 = ANY(%s)",
-            [list(hashes)], (), using=router.db_for_read(Content), server_bound=True,
+            [list(hashes)], (), using=using, server_bound=True,
         )  # fmt: skip
         return {sha for (sha,) in found}
     return set(Content.objects.filter(sha256__in=hashes).values_list("sha256", flat=True))
@@ -221,11 +223,11 @@ def _stored_sources(documents: list[tuple[dict, str]]) -> dict[str, Source]:
     urls = {
         obs["url"]["canonical"] for document, _ in documents for obs in document["observations"]
     }
-    if _by_array(Source):
+    if using := _by_array(Source):
         found = reads.read(
             f"SELECT {reads.columns(Source, 's')} FROM {Source._meta.db_table} s "
             "WHERE s.canonical_url = ANY(%s)",
-            [list(urls)], (Source,), server_bound=True,
+            [list(urls)], (Source,), using=using, server_bound=True,
         )  # fmt: skip
         return {source.canonical_url: source for (source,) in found}
     return {s.canonical_url: s for s in Source.objects.filter(canonical_url__in=urls)}
@@ -253,13 +255,12 @@ class _EarliestPassages:
     @classmethod
     def of(cls, hashes: set[str], dimension: Dimension) -> _EarliestPassages:
         earliest = cls()
-        if _by_array(Passage):
+        if using := _by_array(Passage):
             rows = reads.read(
                 "SELECT content_sha256, execution_id, passage_id, duplicate_of_id "
                 f"FROM {Passage._meta.db_table} WHERE dimension_id = %s "
                 "AND content_sha256 = ANY(%s) ORDER BY created_at, passage_id",
-                [dimension.pk, list(hashes)], (), using=router.db_for_read(Passage),
-                server_bound=True,
+                [dimension.pk, list(hashes)], (), using=using, server_bound=True,
             )  # fmt: skip
         else:
             rows = (

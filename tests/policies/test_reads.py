@@ -1,11 +1,8 @@
 """policies.kernel.reads: a plain statement's rows as the instances a queryset gives,
-converters applied, on both databases; and the start-up objects kept out of the
-collector (grounding.project.startup)."""
+converters applied, on both databases."""
 
 from __future__ import annotations
 
-import gc
-import weakref
 from datetime import datetime
 
 import pytest
@@ -75,18 +72,3 @@ def test_columns_name_every_concrete_column_in_field_order():
     assert reads.columns(Dimension, "d") == ", ".join(
         f"d.{quote(f.column)}" for f in Dimension._meta.concrete_fields
     )
-
-
-def test_start_up_objects_are_frozen_and_later_garbage_is_still_collected():
-    # grounding's ready() froze what start-up loaded (tens of thousands of objects).
-    assert gc.get_freeze_count() > 10_000
-
-    class Node:
-        pass
-
-    node = Node()
-    node.self = node  # a cycle: only the collector frees it
-    gone = weakref.ref(node)
-    del node
-    gc.collect()
-    assert gone() is None
