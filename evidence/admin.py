@@ -2,7 +2,10 @@
 
 Sources, passages and content are masters imported from WSP responses into a
 Dimension: the admin never edits them, and shows only the user's own Dimensions'
-evidence, as the reader (`policies.reader`, `evidence.reader`) discloses it.
+evidence, as the reader (`policies.reader`, `evidence.reader`) discloses it: rows
+through `Reader.scope`, fields and history values of a withheld field as withheld,
+search fields and filters only on values disclosed for the row (`reveals`,
+`policies.web.admin_base`).
 The import page runs `evidence.services.wsp_import.do_import_wsp_document` once per
 document, all in one transaction, each under `refusal_audited` (policies.actions).
 """
@@ -14,38 +17,45 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path
-from simple_history.admin import SimpleHistoryAdmin
 
 from evidence.models import Content, Passage, RetrievalObservation, Source
-from evidence.reader import PASSAGE_READERS
+from evidence.reader import PASSAGE_FIELDS, PASSAGE_READERS
 from evidence.services.wsp_import import ACTION, do_import_wsp_document, refusal_context
 from policies.actions import refusal_audited
 from policies.choices import DisclosableField, Role
 from policies.kernel.refusals import Refusal
 from policies.models import Dimension
 from policies.reader import Reader, reader_for
-from policies.web.admin_base import ReadOnlyAdminMixin
+from policies.web.admin_base import (
+    ANY,
+    DimensionListFilter,
+    DisclosedAdmin,
+    ReadOnlyAdminMixin,
+    shown,
+)
 
 WITHHELD = "withheld"
 MAX_UPLOAD_BYTES = 8 * 1024 * 1024
+LOCATOR = DisclosableField.PASSAGE_LOCATOR
 
 
 def _reader(request: HttpRequest) -> Reader:
     return reader_for(request)
 
 
-def _evidence_staff(request: HttpRequest) -> bool:
-    """Staff who curate or steward some Dimension: the only direct readers of evidence."""
+def _evidence_staff(request: HttpRequest, dimension_id: int | None = None) -> bool:
+    """Staff who curate or steward some Dimension (or the one given): the only direct
+    readers of evidence."""
     return bool(
         request.user.is_active
         and request.user.is_staff
-        and _reader(request).holds(*PASSAGE_READERS)
+        and _reader(request).holds(*PASSAGE_READERS, dimension_id=dimension_id)
     )
 
 
@@ -73,58 +83,91 @@ def _passage_withheld(request: HttpRequest, obj: Passage) -> str:
     return f"{WITHHELD}: " + ", ".join(_reader(request).withheld(obj) or [])
 
 
-class EvidenceReadOnlyAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+def _shown_dimension_wide(request: HttpRequest, dimension_id: int, field: str) -> bool:
+    """Whether the Dimension-wide decisions the reader reads evidence under show
+    `field` even of a restricted source (what an envelope's report may name)."""
+    reader = _reader(request)
+    recipients = reader.staff_recipients(dimension_id, PASSAGE_READERS)
+    coverage = reader.coverage(dimension_id, None, recipients)
+    return coverage.decided and field in coverage.visible(source_restricted=True)
+
+
+class EvidenceReadOnlyAdmin(ReadOnlyAdminMixin, DisclosedAdmin):
     """Evidence of the user's own Dimensions only, as the reader shows it."""
+
+    known_reveals = frozenset(PASSAGE_FIELDS)
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return _evidence_staff(request)
 
     def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
-        return _evidence_staff(request)
+        dimension_id = getattr(obj, "dimension_id", None)
+        return _evidence_staff(request, dimension_id)
 
     def readable_passages(self, request: HttpRequest, *fields: str) -> QuerySet[Passage]:
         return _reader(request).scope(Passage.objects.all(), fields=fields)
 
-    def history_form_view(self, request, object_id, version_id, extra_context=None):
-        # A past version would show stored values outside the reader: not offered.
-        raise Http404("past versions of evidence are not shown here")
+    def readable(self, request: HttpRequest, *fields: str) -> QuerySet:
+        """This admin's rows (each of a Dimension) where `fields` are shown."""
+        rows = self.model._default_manager.all()
+        return _reader(request).scope(rows, kind=Passage, fields=fields)
 
-    def history_view(self, request, object_id, extra_context=None):
-        # simple-history finds the rows without get_queryset: scope them first.
-        try:
-            readable = self.get_queryset(request).filter(pk=object_id).exists()
-        except (ValueError, ValidationError):
-            readable = False
-        if not readable:
-            raise Http404("no evidence of yours has this id")
-        return super().history_view(request, object_id, extra_context)
+    def disclosed_q(self, request: HttpRequest, reveal: str) -> Q:
+        if reveal in PASSAGE_FIELDS:
+            return Q(pk__in=self.readable(request, reveal).values("pk"))
+        return super().disclosed_q(request, reveal)
+
+    def filter_dimensions(self, request: HttpRequest) -> list[Dimension]:
+        return list(_reader(request).dimensions(*PASSAGE_READERS))
 
 
 @admin.register(Source)
-class SourceAdmin(EvidenceReadOnlyAdmin, SimpleHistoryAdmin):
-    list_display = ("canonical_url", "host", "access_label", "created_at")
-    list_filter = ("access_label",)
+class SourceAdmin(EvidenceReadOnlyAdmin):
+    list_display = ("canonical_url", "dimension", "host", "access_label", "created_at")
+    list_filter = ("access_label", ("dimension", DimensionListFilter))
     search_fields = ("canonical_url", "host")
     date_hierarchy = "created_at"
+    list_select_related = ("dimension",)
+    reveals = {
+        "canonical_url": LOCATOR,
+        "host": LOCATOR,
+        "access_label": ANY,
+        "dimension": ANY,
+        "created_at": ANY,
+    }
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        # A source is shown to readers of a passage taken from it, locators disclosed.
-        readable = self.readable_passages(request, DisclosableField.PASSAGE_LOCATOR)
-        return super().get_queryset(request).filter(source_id__in=readable.values("source_id"))
+        # A source is its address: shown where the Dimension's decisions show locators
+        # (a restricted source's only where they name restricted sources too).
+        rows = super().get_queryset(request)
+        return _reader(request).scope(rows, kind=Passage, fields=(LOCATOR,))
 
 
 @admin.register(Passage)
-class PassageAdmin(EvidenceReadOnlyAdmin, SimpleHistoryAdmin):
+class PassageAdmin(EvidenceReadOnlyAdmin):
     list_display = ("passage_ref", "dimension", "kind", "provider", "access_label", "created_at")
     list_filter = (
         "kind",
         "access_label",
         "provider",
-        ("dimension", admin.RelatedOnlyFieldListFilter),
+        ("dimension", DimensionListFilter),
     )
     search_fields = ("=passage_id", "passage_ref", "execution_id")
     date_hierarchy = "created_at"
     list_select_related = ("dimension",)
+    reveals = dict.fromkeys(
+        (
+            "passage_id",
+            "passage_ref",
+            "execution_id",
+            "kind",
+            "access_label",
+            "provider",
+            "dimension",
+            "created_at",
+        ),
+        ANY,
+    )
     # Stored members each disclosable field covers (the reader's PASSAGE_FIELDS), as
     # model fields: "text" is the content's.
     _protected = {
@@ -136,35 +179,52 @@ class PassageAdmin(EvidenceReadOnlyAdmin, SimpleHistoryAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return _reader(request).scope(super().get_queryset(request))
 
+    def _hidden(self, request: HttpRequest, obj: Passage) -> set[str] | None:
+        withheld = _reader(request).withheld(obj)
+        if withheld is None:
+            return None
+        return {name for field in withheld for name in self._protected[field]}
+
     def get_fields(self, request: HttpRequest, obj=None):
         names = [f.name for f in Passage._meta.concrete_fields]
         if obj is None:
             return names
-        withheld = _reader(request).withheld(obj)
-        if withheld is None:
+        hidden = self._hidden(request, obj)
+        if hidden is None:
             raise PermissionDenied
-        hidden = {name for field in withheld for name in self._protected[field]}
-        shown = [n for n in names if n not in hidden]
+        shown_names: list[Any] = [n for n in names if n not in hidden]
+        withheld = _reader(request).withheld(obj) or []
         if DisclosableField.PASSAGE_EXCERPT not in withheld:
-            shown.append(_per_request(request, "text", "text (literal)", _passage_text))
+            shown_names.append(_per_request(request, "text", "text (literal)", _passage_text))
         if withheld:
-            shown.append(_per_request(request, "withheld", "withheld", _passage_withheld))
-        return shown
+            shown_names.append(_per_request(request, "withheld", "withheld", _passage_withheld))
+        return shown_names
+
+    def history_value(self, request: HttpRequest, obj, name: str, value: Any) -> str:
+        hidden = self._hidden(request, obj)
+        if hidden is None or name in hidden:
+            return WITHHELD
+        return shown(value)
 
 
 @admin.register(Content)
 class ContentAdmin(EvidenceReadOnlyAdmin):
-    list_display = ("sha256", "length", "created_at")
+    # Content is shared by digest: its row's own time is when any Dimension first
+    # stored those bytes, which is not this reader's to know; only digest and length.
+    list_display = ("sha256", "length")
     search_fields = ("=sha256",)
-    date_hierarchy = "created_at"
+    reveals = {"sha256": ANY, "length": ANY}
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        # Content is shared by digest; a user sees the content of their passages only.
-        readable = self.readable_passages(request)
+        # A user sees the content of their passages whose text is shown to them only.
+        readable = self.readable_passages(request, DisclosableField.PASSAGE_EXCERPT)
         return super().get_queryset(request).filter(sha256__in=readable.values("content_id"))
 
+    def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
+        return _evidence_staff(request)
+
     def get_fields(self, request: HttpRequest, obj=None):
-        fields: list[Any] = ["sha256", "length", "created_at"]
+        fields: list[Any] = ["sha256", "length"]
         if obj is not None and self.text_of(request, obj) is not None:
             fields.append(
                 _per_request(
@@ -252,19 +312,45 @@ def import_one(
 
 @admin.register(RetrievalObservation)
 class RetrievalObservationAdmin(EvidenceReadOnlyAdmin):
-    list_display = ("execution_id", "capability", "status", "imported_at")
-    list_filter = ("capability", "status")
+    list_display = ("execution_id", "dimension", "capability", "status", "imported_at")
+    list_filter = ("capability", "status", ("dimension", DimensionListFilter))
     search_fields = ("=execution_id", "request_id", "document_sha256")
     date_hierarchy = "imported_at"
+    list_select_related = ("dimension",)
     change_list_template = "admin/evidence/retrievalobservation/change_list.html"
-
-    # The envelope's projected texts are copies of passage text: they are read
-    # through the passages, never shown here.
-    exclude = ("results",)
+    reveals = dict.fromkeys(
+        (
+            "execution_id",
+            "request_id",
+            "document_sha256",
+            "capability",
+            "status",
+            "dimension",
+            "imported_at",
+        ),
+        ANY,
+    )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         queryset = super().get_queryset(request).defer("results", "provider_attempts")
         return _reader(request).scope(queryset, kind=Passage)
+
+    def get_fields(self, request: HttpRequest, obj=None):
+        # The envelope's projected texts are copies of passage text: they are read
+        # through the passages, never shown here. The import report names the source
+        # addresses whose text changed: shown where the Dimension's decisions show
+        # every source's locator.
+        names: list[Any] = [
+            f.name for f in RetrievalObservation._meta.concrete_fields if f.name != "results"
+        ]
+        if obj is not None and not _shown_dimension_wide(request, obj.dimension_id, LOCATOR):
+            names[names.index("report")] = _per_request(
+                request, "report", "report", lambda r, o: WITHHELD
+            )
+        return names
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        return self.get_fields(request, obj)
 
     def has_import_permission(self, request: HttpRequest) -> bool:
         return bool(

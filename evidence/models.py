@@ -14,10 +14,18 @@ from policies.models import Dimension
 
 
 class Source(models.Model):
-    """A source document, identified by its canonical URL; carries the access label."""
+    """A source document as one Dimension knows it, identified there by its canonical
+    URL; carries that Dimension's access label for it.
+
+    Like the rest of a Dimension's evidence, a source row (its label and its history,
+    which names the Dimension's own users) is that Dimension's: the same URL imported
+    into another Dimension is another row, so one Dimension's label never restricts,
+    nor its history names, another's.
+    """
 
     source_id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
-    canonical_url = models.CharField(max_length=2048, unique=True)
+    dimension = models.ForeignKey(Dimension, on_delete=models.PROTECT, related_name="sources")
+    canonical_url = models.CharField(max_length=2048)
     host = models.CharField(max_length=255, blank=True, default="")
     access_label = models.CharField(
         max_length=16, choices=AccessLabel.choices, default=AccessLabel.PUBLIC
@@ -26,10 +34,15 @@ class Source(models.Model):
 
     objects = TrackedManager()
     # History is read by source_id; the URL index belongs on the live table only.
-    history = HistoricalRecords(no_db_index=["canonical_url"])
+    history = HistoricalRecords(no_db_index=["canonical_url", "dimension"])
 
     class Meta:
         ordering = ["canonical_url"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dimension", "canonical_url"], name="source_unique_url_per_dimension"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.canonical_url

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from evidence.choices import AccessLabel
 from evidence.models import Passage
@@ -106,13 +106,29 @@ class PassageKind:
     ) -> QuerySet:
         """Rows of the Dimensions whose evidence the reader may read (passages, and
         through `path` anything that belongs to a Dimension: envelopes, sources'
-        passages); with `fields`, only where the Dimension-wide decisions show them."""
-        dimensions = []
+        passages); with `fields`, only where the Dimension-wide decisions show them,
+        a restricted source's rows only where a decision names restricted sources
+        too (a filter must not select on a value it would not show)."""
+        wanted = set(fields)
+        shown, shown_restricted = [], []
         for dimension in reader.dimensions(*PASSAGE_READERS):
             coverage = reader.coverage(dimension.pk, None, self._recipients(reader, dimension.pk))
-            if coverage.decided and set(fields) <= coverage.fields:
-                dimensions.append(dimension.pk)
-        return queryset.filter(**{f"{path}dimension_id__in": dimensions})
+            if not coverage.decided:
+                continue
+            if wanted <= coverage.fields:
+                shown.append(dimension.pk)
+            if wanted <= coverage.visible(source_restricted=True):
+                shown_restricted.append(dimension.pk)
+        dimension_field = f"{path}dimension_id__in"
+        if set(shown) <= set(shown_restricted):
+            return queryset.filter(**{dimension_field: shown})
+        label = _label_field(queryset.model, path)
+        if label is None:
+            # Rows with no label of their own: only where restricted ones would show.
+            return queryset.filter(**{dimension_field: shown_restricted})
+        return queryset.filter(**{dimension_field: shown}).exclude(
+            Q(**{label: AccessLabel.RESTRICTED}) & ~Q(**{dimension_field: shown_restricted})
+        )
 
     def withheld(self, reader: Reader, passage: Passage) -> list[str] | None:
         try:
@@ -136,6 +152,14 @@ class PassageKind:
         restricted = passage.access_label == AccessLabel.RESTRICTED
         visible = coverage.visible(source_restricted=restricted)
         return sorted(set(PASSAGE_FIELDS) - visible)
+
+
+def _label_field(model, path: str) -> str | None:
+    """The access label of the rows scoped (a passage's, a source's), if they have one."""
+    if path:
+        return None
+    names = {field.name for field in model._meta.get_fields()}
+    return "access_label" if "access_label" in names else None
 
 
 def register() -> None:

@@ -1,6 +1,11 @@
 """Disposal of local copies of source text: passage excerpts and titles, their
 history rows, content rows no longer referenced, and the projected texts kept in
-the retrieval envelope. What remains identifies rows by id and digest only."""
+the retrieval envelope. What remains identifies rows by id and digest only.
+
+Every copy belongs to one Dimension: a purge touches the passages, history rows and
+envelopes of the Dimension it is asked for, and counts only those. Content rows are
+shared by digest across Dimensions (an internal detail): one goes only when no row
+of any Dimension refers to it any more, so another Dimension's text survives."""
 
 from __future__ import annotations
 
@@ -9,15 +14,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from evidence.models import Content, Passage, RetrievalObservation
+from policies.models import Dimension
 
 PURGED = {"purged": True}
 _TEXT_FIELDS = ("title", "snippet", "text")
 
 
-def purge_passages(*, passage_ids: Iterable[uuid.UUID], actor) -> dict[str, int]:
-    """Purge the copied payloads of these passages everywhere they are stored."""
+def purge_passages(
+    *, dimension: Dimension, passage_ids: Iterable[uuid.UUID], actor
+) -> dict[str, int]:
+    """Purge the copied payloads of these passages of `dimension` everywhere that
+    Dimension stores them (ids of another Dimension's passages are ignored)."""
     counts = {"passages": 0, "passage_history": 0, "content": 0, "envelopes": 0}
-    passages = list(Passage.objects.filter(pk__in=list(passage_ids)))
+    passages = list(Passage.objects.filter(dimension=dimension, pk__in=list(passage_ids)))
     digests = {p.content_id for p in passages if p.content_id}
     by_envelope: dict[Any, set[str]] = {}
     for passage in passages:
@@ -32,6 +41,7 @@ def purge_passages(*, passage_ids: Iterable[uuid.UUID], actor) -> dict[str, int]
         passage._change_reason = "disposal purge"
         passage.save()
         counts["passages"] += 1
+    # The passages' own history rows (a passage never changes Dimension).
     history = Passage.history.model.objects.filter(passage_id__in=[p.pk for p in passages])
     counts["passage_history"] = history.update(title=None, content=None, provider_fields={})
     still_used = set(
@@ -44,7 +54,7 @@ def purge_passages(*, passage_ids: Iterable[uuid.UUID], actor) -> dict[str, int]
     unused = digests - still_used
     counts["content"], _ = Content.disposal_queryset().filter(pk__in=unused).delete()
     for envelope_id, observation_ids in by_envelope.items():
-        envelope = RetrievalObservation.objects.get(pk=envelope_id)
+        envelope = RetrievalObservation.objects.get(pk=envelope_id, dimension=dimension)
         results = _purge_results(envelope.results, observation_ids)
         if results != envelope.results:
             RetrievalObservation.disposal_queryset().filter(pk=envelope_id).update(results=results)

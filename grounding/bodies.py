@@ -42,6 +42,9 @@ REF_LENGTH = 512  # every reference fits 512 characters
 OWNER_REF_LENGTH = 255  # GroundingLink.owner_ref
 # answer_revision_ref + "#cp=<start>-<end>" must fit a 512-character ref.
 MAX_ANSWER_REF = 460
+# Items one bulk registration takes (API.md "Tenancy"): one request is one bounded
+# transaction; a larger batch is split by the client.
+BULK_MAX_ITEMS = 1000
 
 
 def _ref(**kwargs: Any) -> serializers.CharField:
@@ -164,7 +167,13 @@ class RegisterSerializer(serializers.Serializer):
 
 
 class BulkRegisterSerializer(serializers.Serializer):
-    items = RegisterSerializer(many=True)
+    items = RegisterSerializer(
+        many=True,
+        min_length=1,
+        max_length=BULK_MAX_ITEMS,
+        help_text=f"1 to {BULK_MAX_ITEMS} items, registered all or none; more is "
+        "400 validation_error with offender /items max_items.",
+    )
 
 
 def _partial(serializer_class: type[serializers.Serializer]) -> type[serializers.Serializer]:

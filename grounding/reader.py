@@ -22,7 +22,10 @@ from policies.disclosure import Coverage
 from policies.kernel.refusals import Refusal
 from policies.reader import Reader, Recipient, register_kind
 
-# Where each disclosable field lives in the document ("*" walks a list).
+# Where each disclosable field lives in the document ("*" walks a list). The anchor
+# result (offsets and digests of the matched text) says where the quote is in the
+# passage and what the text there hashes to: it is part of `anchor.selector` and
+# of `passage.excerpt`, withheld when either is (API.md "Tenancy").
 FIELD_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     F.STATEMENT: (("statement",),),
     F.SUPPORT: (("support",),),
@@ -33,8 +36,16 @@ FIELD_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("passage", "retrieval_observation_ref"),
     ),
     F.PASSAGE_TITLE: (("passage", "title"),),
-    F.PASSAGE_EXCERPT: (("passage", "excerpt"), ("passage", "representation_check")),
-    F.ANCHOR_SELECTOR: (("anchor", "source_selector"), ("anchor", "context_ref")),
+    F.PASSAGE_EXCERPT: (
+        ("passage", "excerpt"),
+        ("passage", "representation_check"),
+        ("anchor", "anchor_result"),
+    ),
+    F.ANCHOR_SELECTOR: (
+        ("anchor", "source_selector"),
+        ("anchor", "context_ref"),
+        ("anchor", "anchor_result"),
+    ),
     F.ASSESSMENTS_VERDICT: (
         ("assessments", "*", "verdict"),
         ("displayed_verdict",),

@@ -24,6 +24,11 @@ the body in one `atomic(durable=True)`, so it refuses to run inside another
 transaction (`NestedEntryError`: call the body there); (3) on a Refusal, after the
 rollback, writes the refused audit event through `audit_refusal` and re-raises.
 
+A request may hook into (2): the web layer sets a `WriteHook` (`hooked_writes`;
+policies.web.idempotency) whose `begin()` runs inside each public entry's transaction
+before the body and whose `finish(result)` runs inside it after the body returned,
+so the answer is rendered, and an idempotency key stored, before COMMIT.
+
 `refusal_audited` is (3) for a body run inside a caller's transaction: the body runs
 in a savepoint, so a refusal rolls back that body's writes only, and its event is
 written in the caller's transaction. `audit_refusal` is the one writer of refused
@@ -35,7 +40,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from typing import Any, TypeVar
+from contextvars import ContextVar
+from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
 from django.db import transaction
@@ -69,6 +75,27 @@ UNBOUNDED_KWARGS = frozenset({"request"})
 
 class NestedEntryError(TransactionManagementError):
     """A public entry was called inside another transaction: call its body there."""
+
+
+class WriteHook(Protocol):
+    """What a request runs inside each public entry's transaction (module docstring)."""
+
+    def begin(self) -> None: ...
+
+    def finish(self, result: Any) -> None: ...
+
+
+_write_hook: ContextVar[WriteHook | None] = ContextVar("write_hook", default=None)
+
+
+@contextmanager
+def hooked_writes(hook: WriteHook) -> Iterator[None]:
+    """Run `hook` inside every public entry's transaction entered in the block."""
+    token = _write_hook.set(hook)
+    try:
+        yield
+    finally:
+        _write_hook.reset(token)
 
 
 def composable(fn: F) -> F:
@@ -173,7 +200,13 @@ def public_entry(
                         f"inside another one: call {body.__name__} there (under "
                         "refusal_audited, for a savepoint and the refused event)."
                     ) from exc
-                return body(**kwargs)
+                hook = _write_hook.get()
+                if hook is not None:
+                    hook.begin()
+                result = body(**kwargs)
+                if hook is not None:
+                    hook.finish(result)
+                return result
         except Refusal as refusal:
             audit_refusal(action, refusal.code, **context(kwargs))
             raise

@@ -21,6 +21,7 @@ from policies.choices import AuditOutcome
 from policies.kernel.request_context import current_request_id, note_refusal
 from policies.kernel.rows import new_instance
 from policies.kernel.together import Insert, insert_together
+from policies.memberships import memberships
 from policies.models import AuditEvent, Dimension
 
 logger = logging.getLogger("grounding.audit")
@@ -28,16 +29,18 @@ logger = logging.getLogger("grounding.audit")
 # Which Dimension a grounding link is in, for the event of a refusal that names only
 # the link. The grounding app sits above policies and tells it at start-up
 # (grounding.apps); until then no Dimension is recorded.
-_link_dimension: list[Callable[[uuid.UUID], str | None]] = []
+_link_dimension: list[Callable[..., str | None]] = []
 
 
-def set_link_dimension_lookup(lookup: Callable[[uuid.UUID], str | None]) -> None:
+def set_link_dimension_lookup(lookup: Callable[..., str | None]) -> None:
+    """`lookup(grounding_id, actor=…)`: the link's Dimension name among the actor's."""
     _link_dimension[:] = [lookup]
 
 
-def link_dimension(grounding_id: uuid.UUID) -> str | None:
-    """The name of the Dimension of this link, or None if there is no such link."""
-    return _link_dimension[0](grounding_id) if _link_dimension else None
+def link_dimension(grounding_id: uuid.UUID, *, actor=None) -> str | None:
+    """The name of the Dimension of this link, or None if there is no such link (with
+    `actor`: none among the Dimensions where the actor holds a role)."""
+    return _link_dimension[0](grounding_id, actor=actor) if _link_dimension else None
 
 
 def _actor_ref(actor) -> str:
@@ -59,7 +62,15 @@ def record(
     decision_ref: str = "",
     references: dict[str, Any] | None = None,
 ) -> AuditEvent:
-    """Write one audit event. `references` holds identifiers only, never source text."""
+    """Write one audit event. `references` holds identifiers only, never source text.
+
+    A refused event is recorded under the Dimension named only when the actor holds a
+    role there; otherwise under none (operators see it). A refusal must not land in
+    a Dimension the caller has nothing to do with: its members would read what a
+    stranger tried, and the name a stranger sent would be recorded as theirs."""
+    named = dimension.name if isinstance(dimension, Dimension) else (dimension or "")
+    if outcome == AuditOutcome.REFUSED:
+        named = _held_dimension(actor, named)
     event = AuditEvent.objects.create(
         actor=actor if getattr(actor, "pk", None) else None,
         actor_ref=_actor_ref(actor),
@@ -67,7 +78,7 @@ def record(
         outcome=outcome,
         code=code,
         grounding_id=grounding_id,
-        dimension_ref=dimension.name if isinstance(dimension, Dimension) else (dimension or ""),
+        dimension_ref=named,
         expected_revision=expected_revision,
         resulting_revision=resulting_revision,
         decision_ref=decision_ref,
@@ -78,6 +89,17 @@ def record(
     if outcome == AuditOutcome.REFUSED:
         note_refusal(code)
     return event
+
+
+def _held_dimension(actor, name: str) -> str:
+    """`name` when the actor holds a role in the Dimension of that name, else ""."""
+    if not name:
+        return ""
+    held = memberships(actor)
+    for pk, roles in held.roles.items():
+        if roles and held.dimensions[pk].name == name:
+            return name
+    return ""
 
 
 def record_many(

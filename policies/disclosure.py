@@ -113,26 +113,3 @@ def coverage_for(decisions: Iterable[DisclosureDecision], grounding_id: uuid.UUI
             restricted |= covered
         refs.append(decision.decision_ref)
     return Coverage(frozenset(fields), frozenset(restricted), tuple(refs))
-
-
-def record_internal_decisions(dimension: Dimension) -> list[DisclosureDecision]:
-    """Decisions a Dimension records for its own staff so they can work.
-
-    They are ordinary decisions: visible, listed and revocable like any other.
-    """
-    created = []
-    for role, purpose in PURPOSE_BY_ROLE.items():
-        decision, _ = DisclosureDecision.objects.get_or_create(
-            decision_ref=f"urn:grounding:{dimension.name}:internal:{role}",
-            defaults={
-                "dimension": dimension,
-                "recipient_scope": f"role:{role}",
-                "purpose": purpose,
-                "fields": sorted(ALL_FIELDS),
-                "internal": True,
-                "includes_restricted_sources": role
-                in (Role.ACCESS_STEWARD, Role.STEWARD, Role.CURATOR),
-            },
-        )
-        created.append(decision)
-    return created

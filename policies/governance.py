@@ -10,17 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.utils import timezone
 
 from policies import audit
-from policies.actions import composable, public_entry
+from policies.actions import composable, dimension_context, public_entry
 from policies.choices import ProfileStatus, Role
-from policies.disclosure import ALL_FIELDS, record_internal_decisions
+from policies.disclosure import ALL_FIELDS, PURPOSE_BY_ROLE
 from policies.kernel.refusals import Offender, Refusal
 from policies.kernel.text import control_offenders
 from policies.memberships import forget_memberships
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
-from policies.services import require_role
+from policies.services import is_operator, require_operator, require_role, roles_of
+
+# The ref of the decision a Dimension records for each of its internal roles. The same
+# in every Dimension (refs are unique per Dimension): it names no Dimension, so it
+# confirms none.
+INTERNAL_DECISION_REF = "urn:access:internal:{role}"
 
 
 def _save(obj, *, actor, reason: str) -> None:
@@ -29,13 +35,58 @@ def _save(obj, *, actor, reason: str) -> None:
     obj.save()
 
 
+def tenant_context(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The refused event's fields: under the Dimension the operation concerns (named,
+    or the profile's or decision's) only when the actor holds a role there; otherwise
+    under none, so no one writes into another Dimension's audit trail."""
+    context = dimension_context(kwargs)
+    dimension = context["dimension"]
+    if dimension is None:
+        owned = kwargs.get("profile") or kwargs.get("decision")
+        dimension = getattr(owned, "dimension", None)
+    if isinstance(dimension, Dimension) and not roles_of(context["actor"], dimension):
+        dimension = None
+    return {**context, "dimension": dimension}
+
+
+def record_internal_decisions(dimension: Dimension, *, actor=None) -> list[DisclosureDecision]:
+    """Decisions a Dimension records for its own staff so they can work.
+
+    They are ordinary decisions: visible, listed and revocable like any other.
+    """
+    created = []
+    for role, purpose in PURPOSE_BY_ROLE.items():
+        ref = INTERNAL_DECISION_REF.format(role=role)
+        decision = DisclosureDecision.objects.filter(dimension=dimension, decision_ref=ref).first()
+        if decision is None:
+            decision = DisclosureDecision(
+                dimension=dimension,
+                decision_ref=ref,
+                recipient_scope=f"role:{role}",
+                purpose=purpose,
+                fields=sorted(ALL_FIELDS),
+                internal=True,
+                includes_restricted_sources=role
+                in (Role.ACCESS_STEWARD, Role.STEWARD, Role.CURATOR),
+            )
+            _save(decision, actor=actor, reason="internal disclosure decision recorded")
+        created.append(decision)
+    return created
+
+
 @composable
 def do_create_dimension(*, actor, values: dict[str, Any]) -> Dimension:
-    """A new Dimension, with the disclosure decisions its own staff need to work."""
+    """A new Dimension, with the disclosure decisions its own staff need to work.
+
+    An operator's act (a superuser, or `manage.py create_dimension`): anyone else is
+    refused before the values are looked at, so the refusal tells nothing of which
+    names are taken.
+    """
+    require_operator(actor)
     dimension = Dimension(**values)
     dimension.full_clean()
     _save(dimension, actor=actor, reason="dimension created")
-    record_internal_decisions(dimension)
+    record_internal_decisions(dimension, actor=actor)
     audit.record(actor=actor, action="create_dimension", dimension=dimension)
     return dimension
 
@@ -79,36 +130,73 @@ def do_revoke_role(*, actor, dimension: Dimension, user, role: Role) -> bool:
     return True
 
 
+def require_profile_governor(actor, dimension: Dimension | None) -> None:
+    """A shared profile (no Dimension) is governed by operators only; a Dimension's
+    own by that Dimension's stewards (and operators). Without a role there the
+    profile answers as one that does not exist (`not_found`)."""
+    if dimension is None:
+        require_operator(actor)
+    elif not is_operator(actor):
+        require_role(actor, dimension, Role.STEWARD)
+
+
+def _shared_ref_taken(profile: Profile) -> bool:
+    """A Dimension's profile may not take a shared profile's name@version, nor a shared
+    one any Dimension's: a link names its profile by ref, and one ref must name one
+    profile for it. (Shared profiles are listed to everyone, and only operators, who
+    see every Dimension, draft them: the refusal discloses nothing.)"""
+    others = Profile.objects.filter(name=profile.name, version=profile.version)
+    if profile.dimension_id is None:
+        return others.filter(dimension__isnull=False).exists()
+    return others.filter(dimension__isnull=True).exists()
+
+
 @composable
-def do_create_profile(*, actor, values: dict[str, Any]) -> Profile:
-    profile = Profile(**{**values, "status": ProfileStatus.DRAFT})
+def do_create_profile(
+    *, actor, values: dict[str, Any], dimension: Dimension | None = None
+) -> Profile:
+    """A draft profile of `dimension`, or (None) one shared by every Dimension."""
+    require_profile_governor(actor, dimension)
+    profile = Profile(**{**values, "dimension": dimension, "status": ProfileStatus.DRAFT})
     profile.full_clean()
+    if _shared_ref_taken(profile):
+        raise ValidationError(
+            {NON_FIELD_ERRORS: [ValidationError("a profile has this name@version.", "unique")]}
+        )
     _save(profile, actor=actor, reason="profile drafted")
-    audit.record(actor=actor, action="create_profile", references={"profile": profile.ref})
+    _audit_profile(actor, "create_profile", profile)
     return profile
 
 
 @composable
 def do_publish_profile(*, actor, profile: Profile) -> Profile:
     """Publishing pins the profile: its content can never change afterwards."""
+    require_profile_governor(actor, profile.dimension)
     if profile.status != ProfileStatus.DRAFT:
         raise Refusal("profile_not_draft", f"profile {profile.ref} is {profile.status}.")
     profile.status = ProfileStatus.PUBLISHED
     profile.published_at = timezone.now()
     _save(profile, actor=actor, reason="profile published")
-    audit.record(actor=actor, action="publish_profile", references={"profile": profile.ref})
+    _audit_profile(actor, "publish_profile", profile)
     return profile
 
 
 @composable
 def do_retire_profile(*, actor, profile: Profile) -> Profile:
+    require_profile_governor(actor, profile.dimension)
     if profile.status != ProfileStatus.PUBLISHED:
         raise Refusal("profile_not_published", f"profile {profile.ref} is {profile.status}.")
     profile.status = ProfileStatus.RETIRED
     profile.retired_at = timezone.now()
     _save(profile, actor=actor, reason="profile retired")
-    audit.record(actor=actor, action="retire_profile", references={"profile": profile.ref})
+    _audit_profile(actor, "retire_profile", profile)
     return profile
+
+
+def _audit_profile(actor, action: str, profile: Profile) -> None:
+    audit.record(
+        actor=actor, action=action, dimension=profile.dimension, references={"profile": profile.ref}
+    )
 
 
 @composable
@@ -127,8 +215,14 @@ def do_record_disclosure_decision(
             "fields must name disclosable fields.",
             offenders=[Offender("/fields", "enum", "fields must name disclosable fields.")],
         )
-    if DisclosureDecision.objects.filter(decision_ref=values["decision_ref"]).exists():
-        raise Refusal("decision_exists", "a decision with this decision_ref is recorded.")
+    # Unique within the Dimension only: another Dimension's refs are not consulted.
+    taken = DisclosureDecision.objects.filter(
+        dimension=dimension, decision_ref=values["decision_ref"]
+    )
+    if taken.exists():
+        raise Refusal(
+            "decision_exists", "a decision with this decision_ref is recorded in the Dimension."
+        )
     decision = DisclosureDecision(dimension=dimension, **values)
     _save(decision, actor=actor, reason="disclosure decision recorded")
     audit.record(
@@ -160,12 +254,24 @@ def do_revoke_disclosure_decision(*, actor, decision: DisclosureDecision, reason
 create_dimension = public_entry("create_dimension", do_create_dimension, screen=None)
 grant_role = public_entry("grant_role", do_grant_role, screen=None)
 revoke_role = public_entry("revoke_role", do_revoke_role, screen=None)
-create_profile = public_entry("create_profile", do_create_profile, screen=None)
-publish_profile = public_entry("publish_profile", do_publish_profile, screen=None)
-retire_profile = public_entry("retire_profile", do_retire_profile, screen=None)
+create_profile = public_entry(
+    "create_profile", do_create_profile, context=tenant_context, screen=None
+)
+publish_profile = public_entry(
+    "publish_profile", do_publish_profile, context=tenant_context, screen=None
+)
+retire_profile = public_entry(
+    "retire_profile", do_retire_profile, context=tenant_context, screen=None
+)
 record_disclosure_decision = public_entry(
-    "record_disclosure_decision", do_record_disclosure_decision, screen=None
+    "record_disclosure_decision",
+    do_record_disclosure_decision,
+    context=tenant_context,
+    screen=None,
 )
 revoke_disclosure_decision = public_entry(
-    "revoke_disclosure_decision", do_revoke_disclosure_decision, screen=None
+    "revoke_disclosure_decision",
+    do_revoke_disclosure_decision,
+    context=tenant_context,
+    screen=None,
 )

@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from policies import governance
 from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal, pointer_join
-from policies.kernel.text import control_offenders
+from policies.kernel.text import control_offenders, plausible_ref
 from policies.memberships import memberships
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
 from policies.services import named_dimension, require_role
@@ -26,14 +26,6 @@ DECISION_READERS = (Role.ACCESS_STEWARD, Role.STEWARD)
 
 def _is_superuser(actor) -> bool:
     return bool(getattr(actor, "is_superuser", False))
-
-
-def require_steward_anywhere(actor) -> None:
-    """Dimensions and profiles are created by a steward of some Dimension or a superuser."""
-    if _is_superuser(actor):
-        return
-    if not memberships(actor).holding(Role.STEWARD):
-        raise Refusal("role_required", "this operation needs the steward role in a Dimension.")
 
 
 def require_any_role(actor) -> None:
@@ -59,8 +51,8 @@ def _validation_refusal(error: ValidationError) -> Refusal:
 
 @composable
 def do_create_dimension(*, actor, values: dict[str, Any]) -> Dimension:
-    """A new Dimension; its creator becomes its steward so it can be governed at all."""
-    require_steward_anywhere(actor)
+    """A new Dimension (operators only); its creator becomes its steward, so it can be
+    governed from the API at once."""
     try:
         dimension = governance.do_create_dimension(actor=actor, values=values)
     except ValidationError as error:
@@ -78,24 +70,78 @@ def dimensions_for(actor) -> QuerySet[Dimension]:
     return Dimension.objects.filter(memberships__user=actor).distinct()
 
 
+def _own_dimension_ids(actor) -> list[int]:
+    return [d.pk for d in memberships(actor).holding()]
+
+
+def profiles_for(actor) -> QuerySet[Profile]:
+    """The profiles the actor may see: the shared ones and those of the Dimensions it
+    holds a role in (operators: every one). Another Dimension's are not listed."""
+    qs = Profile.objects.select_related("dimension")
+    if _is_superuser(actor):
+        return qs
+    return qs.filter(Q(dimension__isnull=True) | Q(dimension_id__in=_own_dimension_ids(actor)))
+
+
 def create_profile(*, actor, values: dict[str, Any]) -> Profile:
-    require_steward_anywhere(actor)
+    """A draft of the named Dimension (its stewards) or, with none, a shared one
+    (operators)."""
+    name = values.pop("dimension", None)
+    dimension = get_dimension(name, actor=actor) if name is not None else None
     try:
-        return governance.create_profile(actor=actor, values=values)
+        return governance.create_profile(actor=actor, values=values, dimension=dimension)
     except ValidationError as error:
         raise _validation_refusal(error) from None
 
 
-def get_profile(ref: str) -> Profile:
-    profile = Profile.by_ref(ref)
-    if profile is None:
-        raise Refusal("not_found", "no profile has this name@version.")
-    return profile
+def _scope_dimension(actor, name: str | None) -> Dimension | None:
+    """The Dimension a `?dimension=` names, among the actor's (operators: any); one it
+    holds no role in answers as an unknown one: `not_found`, as for the resource."""
+    if name is None:
+        return None
+    if _is_superuser(actor):
+        # Not a name any Dimension can have (U+0000 cannot even be sent to PostgreSQL).
+        found = Dimension.objects.filter(name=name).first() if plausible_ref(name, 63) else None
+    else:
+        # The Dimensions the actor's memberships loaded: no query of its own.
+        found = next((d for d in memberships(actor).holding() if d.name == name), None)
+    if found is None:
+        raise Refusal("not_found", "nothing of yours has this reference.")
+    return found
 
 
-def publish_profile(*, actor, ref: str) -> Profile:
-    require_steward_anywhere(actor)
-    return governance.publish_profile(actor=actor, profile=get_profile(ref))
+def _one(found: list, what: str):
+    """The one resource a ref names among the actor's; several (the same ref in two of
+    its Dimensions) must be told apart with `?dimension=`."""
+    if not found:
+        raise Refusal("not_found", f"no {what} of yours has this reference.")
+    if len(found) > 1:
+        raise Refusal(
+            "dimension_required",
+            f"name the Dimension (?dimension=): this {what} reference is recorded in "
+            "several of your Dimensions.",
+        )
+    return found[0]
+
+
+def get_profile(ref: str, *, actor, dimension: str | None = None) -> Profile:
+    """The profile `name@version` names among the actor's (`profiles_for`), within the
+    named Dimension (shared or its own) if one is named."""
+    if control_offenders(ref, "/ref"):
+        # Names no profile (name and version are slugs), and U+0000 cannot even be
+        # sent to PostgreSQL.
+        raise Refusal("not_found", "no profile of yours has this reference.")
+    name, _, version = ref.partition("@")
+    qs = profiles_for(actor).filter(name=name, version=version)
+    scope = _scope_dimension(actor, dimension)
+    if scope is not None:
+        qs = qs.filter(Q(dimension__isnull=True) | Q(dimension=scope))
+    return _one(list(qs.order_by("id")[:2]), "profile")
+
+
+def publish_profile(*, actor, ref: str, dimension: str | None = None) -> Profile:
+    profile = get_profile(ref, actor=actor, dimension=dimension)
+    return governance.publish_profile(actor=actor, profile=profile)
 
 
 def get_dimension(name: Any, *, actor) -> Dimension:
@@ -118,24 +164,35 @@ def decisions_for(actor) -> QuerySet[DisclosureDecision]:
     return qs.filter(dimension_id__in=dimensions)
 
 
-def get_decision(*, actor, key: str) -> DisclosureDecision:
-    """By decision_ref, or by numeric id; readable by the Dimension's stewards."""
-    qs = DisclosureDecision.objects.select_related("dimension")
+def get_decision(*, actor, key: str, dimension: str | None = None) -> DisclosureDecision:
+    """By decision_ref, or by numeric id, among the decisions of the actor's Dimensions
+    (and of the one `dimension` names, if given); readable by their stewards.
+
+    A decision_ref names a decision within its Dimension: another Dimension's is never
+    looked at, so it answers exactly as a ref that names nothing.
+    """
     # A key with control characters (U+0000 cannot even be sent to PostgreSQL) or dot
     # segments names no decision: recording refuses such refs.
     if control_offenders(key, "/decision_ref"):
         raise Refusal("not_found", "no disclosure decision has this reference.")
-    decision = qs.filter(decision_ref=key).first()
-    if decision is None and key.isdigit() and len(key) < 19:
-        decision = qs.filter(pk=int(key)).first()
-    if decision is None:
-        raise Refusal("not_found", "no disclosure decision has this reference.")
+    qs = DisclosureDecision.objects.select_related("dimension")
+    if not _is_superuser(actor):
+        qs = qs.filter(dimension_id__in=_own_dimension_ids(actor))
+    scope = _scope_dimension(actor, dimension)
+    if scope is not None:
+        qs = qs.filter(dimension=scope)
+    found = list(qs.filter(decision_ref=key).order_by("id")[:2])
+    if not found and key.isdigit() and len(key) < 19:
+        found = list(qs.filter(pk=int(key)))
+    decision = _one(found, "disclosure decision")
     if not _is_superuser(actor):
         require_role(actor, decision.dimension, *DECISION_READERS)
     return decision
 
 
-def revoke_decision(*, actor, key: str, reason: str = "") -> DisclosureDecision:
-    decision = get_decision(actor=actor, key=key)
+def revoke_decision(
+    *, actor, key: str, reason: str = "", dimension: str | None = None
+) -> DisclosureDecision:
+    decision = get_decision(actor=actor, key=key, dimension=dimension)
     governance.revoke_disclosure_decision(actor=actor, decision=decision, reason=reason)
     return decision

@@ -44,8 +44,21 @@ class Dimension(models.Model):
 
 
 class Profile(models.Model):
-    """A versioned adoption profile of WM-MEM-016; immutable once published."""
+    """A versioned adoption profile of WM-MEM-016; immutable once published.
 
+    A profile belongs to one Dimension, whose stewards govern it and whose links alone
+    may use it, or (no Dimension) is shared by every Dimension and governed by
+    operators only (`policies.governance`).
+    """
+
+    dimension = models.ForeignKey(
+        Dimension,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="profiles",
+        help_text="The Dimension the profile belongs to; empty: shared by every Dimension.",
+    )
     name = models.CharField(max_length=63, validators=[_slug])
     version = models.CharField(max_length=32, validators=[_version])
     status = models.CharField(
@@ -73,6 +86,7 @@ class Profile(models.Model):
 
     # Content that a published profile pins; only the status may move on (to retired).
     PINNED_FIELDS = (
+        "dimension_id",
         "name",
         "version",
         "support_vocabulary",
@@ -84,8 +98,22 @@ class Profile(models.Model):
 
     class Meta:
         ordering = ["name", "version"]
+        # name@version names one profile among the shared ones and one among each
+        # Dimension's own (`governance` keeps a Dimension's clear of the shared ones).
         constraints = [
-            models.UniqueConstraint(fields=["name", "version"], name="profile_name_version_unique")
+            models.UniqueConstraint(
+                fields=["name", "version"],
+                condition=models.Q(dimension__isnull=True),
+                name="profile_shared_name_version_unique",
+                violation_error_code="unique",
+                violation_error_message="a shared profile has this name and version.",
+            ),
+            models.UniqueConstraint(
+                fields=["dimension", "name", "version"],
+                name="profile_name_version_unique_per_dimension",
+                violation_error_code="unique",
+                violation_error_message="a profile of the Dimension has this name and version.",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -109,15 +137,28 @@ class Profile(models.Model):
         return f"{self.name}@{self.version}"
 
     @classmethod
-    def by_ref(cls, ref: str) -> Profile | None:
-        """The profile a `name@version` reference names (the inverse of `ref`), or None."""
+    def by_ref(cls, ref: str, dimension: Dimension | None = None) -> Profile | None:
+        """The profile a `name@version` reference names (the inverse of `ref`) for
+        `dimension`: a shared one or that Dimension's own; without a Dimension, a
+        shared one only. None if there is none.
+
+        The caller vouches that `dimension` is one the requester holds a role in:
+        another Dimension's profiles must answer as refs that name nothing.
+        """
         name, _, version = ref.partition("@")
         # Every registration asks this: one plain statement, as
         # `filter(name=…, version=…).first()` would send, without compiling it.
+        # Own and shared never share a ref (governance), so at most one row matches.
+        params: list[object] = [name, version]
+        if dimension is None:
+            where = "dimension_id IS NULL"
+        else:
+            where = "(dimension_id IS NULL OR dimension_id = %s)"
+            params.append(dimension.pk)
         found = reads.read(
             f"SELECT {reads.columns(cls, 'p')} FROM {cls._meta.db_table} p "
-            "WHERE name = %s AND version = %s ORDER BY id LIMIT 1",
-            [name, version],
+            f"WHERE name = %s AND version = %s AND {where} ORDER BY id LIMIT 1",
+            params,
             (cls,),
         )
         return found[0][0] if found else None
@@ -149,9 +190,13 @@ class DimensionMembership(models.Model):
 
 
 class DisclosureDecision(models.Model):
-    """A supplied access decision: which recipient may see which fields, for what purpose."""
+    """A supplied access decision: which recipient may see which fields, for what purpose.
 
-    decision_ref = models.CharField(max_length=255, unique=True)
+    `decision_ref` names a decision within its Dimension: the same ref in two
+    Dimensions is two decisions, and neither is told of the other.
+    """
+
+    decision_ref = models.CharField(max_length=255)
     dimension = models.ForeignKey(
         Dimension, on_delete=models.PROTECT, related_name="disclosure_decisions"
     )
@@ -184,6 +229,11 @@ class DisclosureDecision(models.Model):
     class Meta:
         ordering = ["dimension", "decision_ref"]
         indexes = [models.Index(fields=["dimension", "recipient_scope", "purpose"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dimension", "decision_ref"], name="decision_ref_unique_per_dimension"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.decision_ref
@@ -226,3 +276,58 @@ class AuditEvent(AppendOnlyModel):
 
     def __str__(self) -> str:
         return f"{self.action} {self.outcome} by {self.actor_ref}"
+
+
+class ThrottleCounter(models.Model):
+    """Requests of one caller in one scope and one fixed window (policies.web.throttling).
+
+    The row is incremented by one atomic statement, so every worker and server counts
+    into the same number; rows of ended windows are deleted by the throttle itself.
+    """
+
+    ident = models.CharField(max_length=64, help_text="The caller: user:<id> or ip:<address>.")
+    scope = models.CharField(max_length=32)
+    window_end = models.BigIntegerField(help_text="End of the window, in Unix seconds.")
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        # window_end leads, so the sweep of ended windows is a range over this index.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["window_end", "scope", "ident"], name="throttle_counter_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.ident} {self.scope} until {self.window_end}: {self.count}"
+
+
+class IdempotencyKey(models.Model):
+    """The first answer to a write sent with an `Idempotency-Key` (API.md "Retries and
+    idempotency"; policies.web.idempotency), kept so a retry gets it again.
+
+    Written in the write's own transaction, so a committed write and its key cannot
+    part; a refused write stores none. Rows past `expires_at` are ignored, replaced
+    and swept (`manage.py sweep_idempotency_keys`).
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(
+        max_length=64, help_text="sha256 of the canonical method, path and body."
+    )
+    status = models.PositiveSmallIntegerField()
+    body = models.TextField(blank=True, default="", help_text="The answer's JSON text.")
+    headers = models.JSONField(default=dict, blank=True, help_text="Location and ETag.")
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "key"], name="idempotency_key_unique")
+        ]
+        # The sweep deletes by expiry.
+        indexes = [models.Index(fields=["expires_at"], name="idempotency_expires_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.key} of user {self.user_id}: {self.status}"

@@ -34,6 +34,19 @@ def require_role(user, dimension: Dimension, *roles: Role) -> None:
         raise Refusal("role_required", f"this operation needs the {names} role in the Dimension.")
 
 
+def is_operator(actor) -> bool:
+    """An operator: a Django superuser, or the command line and the system (no actor:
+    `manage.py` commands, seed_demo)."""
+    return actor is None or bool(getattr(actor, "is_superuser", False))
+
+
+def require_operator(actor) -> None:
+    """Refuse with `operator_required` unless the actor is an operator: whatever the
+    request names, so the refusal tells nothing of what exists."""
+    if not is_operator(actor):
+        raise Refusal("operator_required", "this operation is an operator's (a superuser's).")
+
+
 def require_active(dimension: Dimension) -> None:
     if not dimension.is_active:
         raise Refusal("dimension_inactive", "the Dimension's policy package is not active.")

@@ -90,7 +90,11 @@ def make_passage(
     )
     n = next(_seq)
     url = canonical_url or f"https://example.org/doc/{n}"
-    source, _ = Source.objects.get_or_create(canonical_url=url, defaults={"host": "example.org"})
+    source, _ = Source.objects.get_or_create(
+        dimension=dimension,
+        canonical_url=url,
+        defaults={"host": "example.org", "access_label": access_label},
+    )
     return Passage.objects.create(
         dimension=dimension,
         passage_ref=f"urn:test:passage:{n}",

@@ -16,6 +16,7 @@ import time
 from django.db import connection
 
 from bench import app, seed
+from bench.ratios import ORDERINGS
 from bench.workloads.common import env_int, ms, p50_ms, percentile, raw_conn, template_link
 
 SCALES = (10_000, 100_000, 1_000_000)
@@ -90,10 +91,15 @@ def scales() -> list[int]:
     return sorted({s for s in SCALES if s < largest} | {largest})
 
 
-# Clone n's states: every other one admitted, the support kinds in turn.
+# Clone n's states: every other one admitted, the support kinds in turn. Its
+# observed_at a scrambled number of seconds before the template's (so observed_at
+# order is not registration order), its revision 1 to 3 (a third of the corpus ties
+# on each: the orderings' tie-breaks are paged through).
 VARY = {
     "record_state": "(ARRAY['candidate', 'admitted'])[mod(n, 2) + 1]",
     "support_kind": f"(ARRAY[{', '.join(repr(k) for k in KINDS)}])[mod(n, 4) + 1]",
+    "observed_at": "t.observed_at - mod(n * 7919, 1000003) * interval '1 second'",
+    "revision": "mod(n, 3) + 1",
 }
 
 
@@ -167,6 +173,64 @@ def _list_beside_raw(client, conn, n: int = CALLS) -> dict:
     }
 
 
+def _columns(ordering: str) -> tuple[str, ...]:
+    """The columns the list pages over for `ordering` (grounding.api.filters.ORDERINGS):
+    grounding_id breaks ties, in the same direction."""
+    if ordering.lstrip("-") == "grounding_id":
+        return (ordering,)
+    return (ordering, f"{'-' if ordering.startswith('-') else ''}grounding_id")
+
+
+def _middle_cursor(ordering: str) -> tuple[str, str]:
+    """The `cursor` of the list's page that starts in the middle of the filtered links
+    in `ordering` (encoded as DRF encodes one, its position as LinkCursorPagination
+    writes it), and the id that page must start with."""
+    import base64
+    from urllib.parse import urlencode
+
+    columns = _columns(ordering)
+    links = app.GroundingLink.objects.filter(
+        dimension__name=FILTER["dimension"],
+        record_state=FILTER["record_state"],
+        support_kind=FILTER["support_kind"],
+    ).order_by(*columns)
+    middle = links.count() // 2
+    rows = links.values_list(columns[0].lstrip("-"), "grounding_id")[middle : middle + 2]
+    (value, key), (_, first) = rows
+    if len(columns) == 1:
+        position = str(key)
+    else:
+        position = f"{value.isoformat() if hasattr(value, 'isoformat') else value}|{key}"
+    cursor = base64.b64encode(urlencode({"p": position}).encode("ascii")).decode("ascii")
+    return cursor, str(first)
+
+
+def _orderings(client, n: int = CALLS) -> dict:
+    """Each ordering's first page and the page from the middle of the list, taking
+    turns, p50 of n calls each (after one untimed); `p50_ms` is the slower of the two,
+    what the ordering's scaling ratio reads."""
+    from urllib.parse import urlencode
+
+    out = {}
+    for ordering in ORDERINGS:
+        cursor, starts_with = _middle_cursor(ordering)
+        first_url = f"{LIST}&ordering={ordering}"
+        middle_url = f"{LIST}&{urlencode({'ordering': ordering, 'cursor': cursor})}"
+        page = client.get(middle_url).json()["results"]
+        assert page and page[0]["grounding_id"] == starts_with, (ordering, page[:1])
+        client.get(first_url)
+        first, middle = [], []
+        for _ in range(n):
+            for url, samples in ((first_url, first), (middle_url, middle)):
+                started = time.perf_counter()
+                response = client.get(url)
+                samples.append(time.perf_counter() - started)
+                assert response.status_code == 200, response.content[:300]
+        out[ordering] = {"first_p50_ms": p50_ms(first), "middle_p50_ms": p50_ms(middle),
+                         "p50_ms": max(p50_ms(first), p50_ms(middle))}  # fmt: skip
+    return out
+
+
 def reads_at_scale(tokens: dict) -> dict:
     from django.test import Client
 
@@ -188,6 +252,7 @@ def reads_at_scale(tokens: dict) -> dict:
             "links": app.GroundingLink.objects.count(),
             "seed_seconds": round(seconds, 1),
             **figures,
+            "orderings": _orderings(client),
         }
     largest = at[max(at, key=int)] if at else {}
     return {

@@ -65,13 +65,17 @@ class WspImportView(ApiView):
         errors=(400, 404, 409, 422),
     )
     def post(self, request: Request) -> Response:
-        result = import_wsp_document(
-            actor=request.user,
-            document=request.data,
-            dimension=request.query_params.get("dimension"),
-        )
-        return Response(
-            result.report, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        # The execution id's own replay (200) stands; an Idempotency-Key works too.
+        return self.answer(
+            lambda: import_wsp_document(
+                actor=request.user,
+                document=request.data,
+                dimension=request.query_params.get("dimension"),
+            ),
+            lambda result: Response(
+                result.report,
+                status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+            ),
         )
 
 

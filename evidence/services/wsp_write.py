@@ -12,7 +12,8 @@ names the root of the earliest passage holding the same content in another
 execution, stored rows first, then earlier documents of the batch.
 
 Everything a report says is about the Dimension imported into: content counts as
-seen, and a passage as a duplicate, only when that Dimension already holds it. The
+seen, and a passage as a duplicate, only when that Dimension already holds it.
+Sources (and so their access labels and history) are the Dimension's own rows. The
 text itself is stored once per digest for all Dimensions (an internal detail no
 response reveals).
 """
@@ -69,7 +70,7 @@ def do_write_documents(
     # One query each: stored content, content this Dimension has seen, stored sources,
     # earlier passages of the same content in this Dimension.
     stored_hashes = _stored_hashes(every_hash)
-    sources = _stored_sources(documents)
+    sources = _stored_sources(documents, dimension)
     earlier = _EarliestPassages.of(every_hash, dimension)
     seen_hashes = earlier.hashes()
 
@@ -95,7 +96,7 @@ def do_write_documents(
                 )
             url = obs["url"]["canonical"]
             if url not in sources:
-                sources[url] = _new_source(url)
+                sources[url] = _new_source(url, dimension)
                 new_sources.append(sources[url])
             mine.append(_passage(obs, envelope, sources[url], sha, earlier.root(sha, execution_id)))
         # Later documents of the batch see these passages as earlier ones.
@@ -218,24 +219,31 @@ def _stored_hashes(hashes: set[str]) -> set[str]:
     return set(Content.objects.filter(sha256__in=hashes).values_list("sha256", flat=True))
 
 
-def _stored_sources(documents: list[tuple[dict, str]]) -> dict[str, Source]:
-    """The stored sources of every canonical URL of the documents, in one query."""
+def _stored_sources(documents: list[tuple[dict, str]], dimension: Dimension) -> dict[str, Source]:
+    """The Dimension's stored sources of every canonical URL of the documents, in one
+    query (another Dimension's source of the same URL is its own, label included)."""
     urls = {
         obs["url"]["canonical"] for document, _ in documents for obs in document["observations"]
     }
     if using := _by_array(Source):
         found = reads.read(
             f"SELECT {reads.columns(Source, 's')} FROM {Source._meta.db_table} s "
-            "WHERE s.canonical_url = ANY(%s)",
-            [list(urls)], (Source,), using=using, server_bound=True,
+            "WHERE s.dimension_id = %s AND s.canonical_url = ANY(%s)",
+            [dimension.pk, list(urls)], (Source,), using=using, server_bound=True,
         )  # fmt: skip
         return {source.canonical_url: source for (source,) in found}
-    return {s.canonical_url: s for s in Source.objects.filter(canonical_url__in=urls)}
+    stored = Source.objects.filter(dimension=dimension, canonical_url__in=urls)
+    return {s.canonical_url: s for s in stored}
 
 
-def _new_source(url: str) -> Source:
+def _new_source(url: str, dimension: Dimension) -> Source:
     return new_instance(
-        Source, {"canonical_url": url, "host": (urlsplit(url).hostname or "")[:255]}
+        Source,
+        {
+            "dimension_id": dimension.pk,
+            "canonical_url": url,
+            "host": (urlsplit(url).hostname or "")[:255],
+        },
     )
 
 
@@ -316,7 +324,8 @@ def _passage(obs: dict, envelope: RetrievalObservation, source: Source, sha: str
             observed_url=obs["url"]["observed"],
             canonical_url=obs["url"]["canonical"],
             title=obs.get("title"),
-            # A restricted source restricts every passage taken from it.
+            # A restricted source (as this Dimension labels it: the source row is
+            # the Dimension's own) restricts every passage taken from it.
             access_label=source.access_label or AccessLabel.PUBLIC,
             retrieval_observation=envelope,
             execution_id=envelope.execution_id,

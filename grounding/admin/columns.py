@@ -15,7 +15,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from grounding.admin.changes import sent_by
-from grounding.admin.records import WITHHELD, _show
+from grounding.admin.scoping import WITHHELD, display
 from grounding.choices import DisplayState, RecheckState, RecordState, ResolutionState
 from grounding.models import GroundingLink
 from grounding.templatetags.grounding_tags import state_class
@@ -37,7 +37,7 @@ def link_columns(request: HttpRequest) -> tuple:
                 return value
             if value == WITHHELD:
                 return masked
-            text = _show(value)
+            text = display(value)
             if css:
                 return format_html('<span class="{}" title="{}">{}</span>', css, text, text)
             return text

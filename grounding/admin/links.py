@@ -13,11 +13,12 @@ from functools import partial
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
-from simple_history.admin import SimpleHistoryAdmin
+from django.utils.text import capfirst
 
 from grounding.admin.actions import (
     mark_for_recheck,
@@ -38,8 +39,8 @@ from grounding.admin.forms import (
     revision_table,
 )
 from grounding.admin.page_actions import FORMS, action_forms, allowed_actions, run_action
-from grounding.admin.records import RoleScopedMixin, holds
 from grounding.admin.review import explain_display, notifications_for
+from grounding.admin.scoping import LIVE, LinkScopedAdmin, holds
 from grounding.admin.widgets import validate_json_view
 from grounding.choices import RecordState
 from grounding.models import (
@@ -48,22 +49,24 @@ from grounding.models import (
 from grounding.pages.quote import quote_marks
 from grounding.reader import ALL_WITHHELD
 from grounding.selectors import for_read
+from policies.choices import DisclosableField as F
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.reader import reader_for
+from policies.web.admin_base import ANY, DimensionListFilter, ProfileListFilter
 
 
 @admin.register(GroundingLink)
-class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
+class GroundingLinkAdmin(LinkScopedAdmin):
     link_path = ""
     list_filter = (
-        ("dimension", admin.RelatedOnlyFieldListFilter),
+        ("dimension", DimensionListFilter),
         "record_state",
         "recheck_state",
         "display_state",
         "support_kind",
         "resolution_state",
-        ("profile", admin.RelatedOnlyFieldListFilter),
+        ("profile", ProfileListFilter),
     )
     search_fields = (
         "=grounding_id",
@@ -74,6 +77,28 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
         "current_passage__passage__locator",
     )
     date_hierarchy = "observed_at"
+    # What each search field, filter and drill-down selects on. A disposed link's
+    # tombstone shows its id, revision, record state, Dimension and observed_at: it is
+    # found by nothing else (LIVE); the groups are matched where they are disclosed.
+    reveals = {
+        "grounding_id": ANY,
+        "revision": ANY,
+        "dimension": ANY,
+        "record_state": ANY,
+        "observed_at": ANY,
+        "master_ref": LIVE,
+        "recheck_state": LIVE,
+        "display_state": LIVE,
+        "resolution_state": LIVE,
+        "profile": LIVE,
+        "current_passage__passage_ref": LIVE,
+        "current_statement__statement_ref": F.STATEMENT,
+        "support_kind": F.SUPPORT,
+        "current_passage__passage__canonical_url": F.PASSAGE_LOCATOR,
+        "current_passage__passage__locator": F.PASSAGE_LOCATOR,
+    }
+    # The review queue of a change notification (its admin links here with these).
+    extra_lookups = {"change_ref": LIVE}
     list_select_related = (
         "dimension",
         "profile",
@@ -290,30 +315,26 @@ class GroundingLinkAdmin(RoleScopedMixin, SimpleHistoryAdmin):
         }
         return rebound, conflict
 
-    # -- history: readable revisions and a diff between any two
-
-    def set_history_delta_changes(self, request, historical_records, foreign_keys_are_objs=True):
-        # The raw per-row deltas would show withheld values; our template shows
-        # `revision_table` (masked by the reader's disclosure) instead.
-        return None
+    # -- history: readable revisions and a diff between any two (no revert form)
 
     def history_view(self, request: HttpRequest, object_id: str, extra_context=None):
-        link, document = self._readable_link(request, object_id)
+        link, document = self._readable_link(request, unquote(object_id))
         # A disposed link's history is its tombstone: no revision is listed.
         disposed = link.record_state == RecordState.DISPOSED
         withheld = ALL_WITHHELD if disposed else document["withheld"]
-        table = [] if disposed else revision_table(link, withheld)
-        context = {"revisions": table, "withheld": withheld, **(extra_context or {})}
-        return super().history_view(request, object_id, extra_context=context)
-
-    def history_form_view(self, request, object_id, version_id, extra_context=None):
-        # A single historical version opens as its difference from the one before.
-        link, _ = self._readable_link(request, object_id)
-        row = GroundingLink.history.filter(grounding_id=link.pk, history_id=version_id).first()
-        if row is None:
-            raise Http404
-        url = reverse("admin:grounding_link_compare", args=[link.pk])
-        return HttpResponseRedirect(f"{url}?from={max(row.revision - 1, 1)}&to={row.revision}")
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"History: {link}",
+            "subtitle": None,
+            "opts": self.opts,
+            "module_name": capfirst(self.opts.verbose_name_plural),
+            "object": link,
+            "revisions": [] if disposed else revision_table(link, withheld),
+            "withheld": withheld,
+            **(extra_context or {}),
+        }
+        request.current_app = self.admin_site.name
+        return TemplateResponse(request, self.object_history_template, context)
 
     def compare_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         link, document = self._readable_link(request, object_id)

@@ -15,9 +15,11 @@ from typing import Any
 from django.http import HttpRequest
 from django.urls import reverse
 
+from grounding.admin.changes import SUBJECT_GROUPS
 from grounding.choices import DisplayState, RecheckState
 from grounding.display import AssessmentFacts, derive_display
 from grounding.models import ChangeNotificationLink, GroundingLink
+from grounding.services.changes import NOTIFYING_ROLES
 from policies.choices import DisclosableField as F
 from policies.reader import reader_for
 
@@ -177,12 +179,16 @@ def notifications_for(request: HttpRequest, link: GroundingLink, document: dict)
     the one its change_ref names (the one that sent it to review now) flagged.
     Notifications are Dimension records, not link content: the reader's Dimension
     roles decide (as in the notification admin)."""
-    if link.dimension_id not in {d.pk for d in reader_for(request).dimensions()}:
+    reader = reader_for(request)
+    if not reader.roles(link.dimension_id):
         return []
     current_ref = document.get("continuity", {}).get("change_ref") or ""
-    # A source change's subject is the source's address: shown beside this link only
-    # when the reader may see the link's passage locator.
-    locator_withheld = F.PASSAGE_LOCATOR in document["withheld"]
+    # A subject is a value of the link it changed: a source change's is the passage's
+    # address, an answer change's the statement's answer revision. Shown beside this
+    # link only when the reader may see that group of it.
+    hidden = {kind: group in document["withheld"] for kind, group in SUBJECT_GROUPS.items()}
+    # The notification's own page is for the roles that read notifications (as in the API).
+    linked = bool(reader.roles(link.dimension_id) & {str(r) for r in NOTIFYING_ROLES})
     rows = (
         ChangeNotificationLink.objects.filter(link_id=link.pk)
         .select_related("notification")
@@ -195,13 +201,15 @@ def notifications_for(request: HttpRequest, link: GroundingLink, document: dict)
             {
                 "change_ref": n.change_ref,
                 "kind": n.kind,
-                "subject_ref": WITHHELD if locator_withheld else n.subject_ref,
+                "subject_ref": WITHHELD if hidden.get(n.kind) else n.subject_ref,
                 "reason": n.reason,
                 "observed_at": n.observed_at,
                 "recorded_at": n.recorded_at,
                 "revision": row.revision,
                 "current": n.change_ref == current_ref,
-                "url": reverse("admin:grounding_changenotification_change", args=[n.pk]),
+                "url": reverse("admin:grounding_changenotification_change", args=[n.pk])
+                if linked
+                else None,
             }
         )
     return out

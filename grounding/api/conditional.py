@@ -36,7 +36,7 @@ from typing import Any
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from grounding.models import GroundingLink
+from grounding.selectors import dimension_name_of
 from policies.actions import audit_refusal
 from policies.kernel.refusals import Offender, Refusal
 
@@ -113,10 +113,10 @@ def expected_revision(
     try:
         return _expected_revision(request)
     except Refusal as refusal:
+        # Among the caller's Dimensions only: another tenant's link is filed under
+        # none, by the same statement as an unknown id (API.md "Tenancy").
         dimension = (
-            GroundingLink.objects.filter(pk=grounding_id)
-            .values_list("dimension__name", flat=True)
-            .first()
+            dimension_name_of(grounding_id, actor=request.user)
             if grounding_id is not None
             else None
         )

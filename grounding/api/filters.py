@@ -7,12 +7,16 @@ import uuid
 
 import django_filters
 from django.core.exceptions import ValidationError
-from django.db.models import Q, QuerySet
+from django.db import connection, models
+from django.db.models import F, Func, QuerySet, Subquery
+from django.db.models.fields.tuple_lookups import TupleGreaterThan, TupleLessThan
+from django_filters.constants import EMPTY_VALUES
 from rest_framework.exceptions import NotFound
 from rest_framework.pagination import _reverse_ordering
 
 from grounding.choices import DisplayState, RecheckState, RecordState, SupportKind
 from grounding.models import GroundingLink
+from grounding.selectors import member_dimension_ids
 from policies.web.pagination import CursorPagination
 
 # `ordering`: a closed allow-list, each with grounding_id (unique, UUIDv7) as the
@@ -33,6 +37,7 @@ ORDERING_HELP = (
 
 # Filters that match on a disclosable group: a link whose group is withheld from
 # the reader is left out, so the filter cannot be used to probe withheld values.
+# (passage_id, the states and change_ref are shown to every reader of a link.)
 FILTER_GROUPS = {
     "statement_ref": "statement",
     "answer_revision_ref": "statement",
@@ -40,17 +45,42 @@ FILTER_GROUPS = {
 }
 
 
+class _Shown:
+    """A filter on a value a disposed link no longer shows: its tombstone holds only
+    grounding_id, revision, record_state, dimension, receipt and policy refs and times
+    (API.md "The link as read"), so a disposed link never matches a filter on
+    anything else, whatever it hid."""
+
+    def filter(self, queryset: QuerySet, value):
+        filtered = super().filter(queryset, value)  # type: ignore[misc]
+        if value in EMPTY_VALUES:
+            return filtered
+        return filtered.exclude(record_state=RecordState.DISPOSED)
+
+
+class ShownCharFilter(_Shown, django_filters.CharFilter):
+    pass
+
+
+class ShownChoiceFilter(_Shown, django_filters.ChoiceFilter):
+    pass
+
+
+class ShownUUIDFilter(_Shown, django_filters.UUIDFilter):
+    pass
+
+
 class LinkFilter(django_filters.FilterSet):
+    # What a tombstone shows: a disposed link is found by these.
     dimension = django_filters.CharFilter(field_name="dimension__name")
     record_state = django_filters.ChoiceFilter(choices=RecordState.choices)
-    recheck_state = django_filters.ChoiceFilter(choices=RecheckState.choices)
-    statement_ref = django_filters.CharFilter(field_name="current_statement__statement_ref")
-    answer_revision_ref = django_filters.CharFilter(
-        field_name="current_statement__answer_revision_ref"
-    )
-    passage_id = django_filters.UUIDFilter(field_name="current_passage__passage_id")
-    support_kind = django_filters.ChoiceFilter(choices=SupportKind.choices)
-    display_state = django_filters.ChoiceFilter(choices=DisplayState.choices)
+    # What only a live link shows.
+    recheck_state = ShownChoiceFilter(choices=RecheckState.choices)
+    statement_ref = ShownCharFilter(field_name="current_statement__statement_ref")
+    answer_revision_ref = ShownCharFilter(field_name="current_statement__answer_revision_ref")
+    passage_id = ShownUUIDFilter(field_name="current_passage__passage_id")
+    support_kind = ShownChoiceFilter(choices=SupportKind.choices)
+    display_state = ShownChoiceFilter(choices=DisplayState.choices)
     # Validated here (a value outside the allow-list is a 400 naming /ordering);
     # applied by the cursor pagination, which must know the order it pages over.
     ordering = django_filters.ChoiceFilter(
@@ -59,7 +89,7 @@ class LinkFilter(django_filters.FilterSet):
         help_text=ORDERING_HELP,
     )
     # The review queue: links a given change notification sent back to review.
-    change_ref = django_filters.CharFilter(field_name="change_ref")
+    change_ref = ShownCharFilter(field_name="change_ref")
 
     class Meta:
         model = GroundingLink
@@ -77,6 +107,40 @@ class LinkFilter(django_filters.FilterSet):
 
     def _ordered_by_pagination(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
         return queryset
+
+
+class _AmongKeys(Func):
+    """`pk = ANY(ARRAY(keys))`: the keys are read first (an InitPlan) and the page
+    looked up by primary key. As `pk IN (keys)` the planner joined the keys to a scan
+    of the whole table."""
+
+    arg_joiner = " = ANY(ARRAY"
+    template = "%(expressions)s)"
+    output_field = models.BooleanField()
+
+
+def page_rows(queryset: QuerySet, dimension_ids: list[int], start: int, stop: int) -> list:
+    """Rows [start:stop] of the ordered `queryset`, of the Dimensions `dimension_ids`.
+
+    Within one Dimension a (dimension, ordering…) index gives the rows in order. The
+    links of several Dimensions (a reader holding roles in more than one, the scope an
+    OR of them) are in order in no index but the primary key's, so every other ordering
+    sorted all their links: on PostgreSQL each Dimension's first `stop` keys are read
+    from its index (a UNION ALL of index walks) and the page is taken among them. The
+    same rows either way: each branch is the queryset within one of the Dimensions.
+    """
+    if len(dimension_ids) < 2 or not connection.features.supports_slicing_ordering_in_compound:
+        return list(queryset[start:stop])
+    ordering = queryset.query.order_by
+    first, *rest = (
+        queryset.filter(dimension_id=pk)
+        .prefetch_related(None)
+        .order_by(*ordering)
+        .values("pk")[:stop]
+        for pk in dimension_ids
+    )
+    keys = Subquery(first.union(*rest, all=True))
+    return list(queryset.filter(_AmongKeys(F("pk"), keys))[start:stop])
 
 
 class LinkCursorPagination(CursorPagination):
@@ -119,9 +183,13 @@ class LinkCursorPagination(CursorPagination):
             raise NotFound(self.invalid_cursor_message) from exc
         if value is None:
             raise NotFound(self.invalid_cursor_message)
-        return queryset.filter(
-            Q(**{f"{order}__{op}": value}) | Q(**{order: value, f"grounding_id__{op}": key})
-        )
+        # (value, grounding_id) past (value, key) as one row comparison: PostgreSQL
+        # starts the walk of the (dimension, column, grounding_id) index there. Written
+        # as `column < value OR (column = value AND grounding_id < key)` it is only a
+        # filter, and a page deep in the list walks every row before it (a third of a
+        # large Dimension shares each revision). SQLite is sent that OR form.
+        past = TupleLessThan if below else TupleGreaterThan
+        return queryset.filter(past((F(order), F("grounding_id")), (value, key)))
 
     def paginate_queryset(self, queryset, request, view=None):
         # DRF's CursorPagination.paginate_queryset, with the position filter in `_after`.
@@ -143,7 +211,8 @@ class LinkCursorPagination(CursorPagination):
         if current_position is not None:
             is_reversed = self.ordering[0].startswith("-")
             queryset = self._after(queryset, current_position, self.cursor.reverse != is_reversed)
-        results = list(queryset[offset : offset + self.page_size + 1])
+        dimension_ids = member_dimension_ids(request.user)
+        results = page_rows(queryset, dimension_ids, offset, offset + self.page_size + 1)
         self.page = list(results[: self.page_size])
         if len(results) > len(self.page):
             has_following_position = True

@@ -80,7 +80,11 @@ class AnchorReadSerializer(serializers.Serializer):
     context_ref = _ref(required=False)
     transformation_ref = _ref()
     anchor_result = structured(
-        "anchor_result", allow_null=True, help_text="null until an anchor observation."
+        "anchor_result",
+        allow_null=True,
+        required=False,
+        help_text="null until an anchor observation; absent when anchor.selector or "
+        "passage.excerpt is withheld.",
     )
 
 

@@ -1,7 +1,8 @@
 """Link endpoints: register (single and bulk), list, read, revise; the API root.
 
 Each view parses, calls one service, and renders through the request's reader
-(`policies.reader`). Conditional requests come from `grounding.api.conditional`.
+(`policies.reader`); a write's answer is rendered inside its transaction
+(`ApiView.answer`). Conditional requests come from `grounding.api.conditional`.
 """
 
 from __future__ import annotations
@@ -138,8 +139,15 @@ class LinkListView(LinkView, generics.GenericAPIView):
         location=True,
     )
     def post(self, request: Request) -> Response:
-        link = as_registered(services.register(actor=request.user, payload=request.data))
-        return self.link_response(link, status.HTTP_201_CREATED, Location=location(request, link))
+        def render(link: GroundingLink) -> Response:
+            link = as_registered(link)
+            return self.link_response(
+                link, status.HTTP_201_CREATED, Location=location(request, link)
+            )
+
+        return self.answer(
+            lambda: services.register(actor=request.user, payload=request.data), render
+        )
 
 
 class BulkRegisterView(LinkView):
@@ -154,10 +162,13 @@ class BulkRegisterView(LinkView):
     )
     def post(self, request: Request) -> Response:
         items = request.data.get("items") if isinstance(request.data, dict) else None
-        created = services.register_many(actor=request.user, items=items)
-        documents = [self.written(as_registered(link)) for link in created]
-        body = BulkResultSerializer({"items": documents}).data
-        return Response(body, status=status.HTTP_201_CREATED)
+
+        def render(created: list[GroundingLink]) -> Response:
+            documents = [self.written(as_registered(link)) for link in created]
+            body = BulkResultSerializer({"items": documents}).data
+            return Response(body, status=status.HTTP_201_CREATED)
+
+        return self.answer(lambda: services.register_many(actor=request.user, items=items), render)
 
 
 class LinkDetailView(LinkView):
@@ -170,7 +181,7 @@ class LinkDetailView(LinkView):
         etag=True,
     )
     def get(self, request: Request, grounding_id) -> Response:
-        link = get_link(grounding_id)
+        link = get_link(grounding_id, actor=request.user)
         body = self.reader().read(link)
         if conditional.none_match(request, link.revision):
             return conditional.not_modified(link.revision)
@@ -187,10 +198,12 @@ class LinkDetailView(LinkView):
     )
     def patch(self, request: Request, grounding_id) -> Response:
         expected, changes = self.expected(action="revise", grounding_id=grounding_id)
-        services.revise(
-            actor=request.user,
-            grounding_id=grounding_id,
-            expected_revision=expected,
-            changes=changes,
+        return self.answer(
+            lambda: services.revise(
+                actor=request.user,
+                grounding_id=grounding_id,
+                expected_revision=expected,
+                changes=changes,
+            ),
+            lambda _: self.link_response(get_link(grounding_id, actor=request.user)),
         )
-        return self.link_response(get_link(grounding_id))

@@ -4,6 +4,7 @@ with the links it sent back to review. Curators and stewards of the Dimension.""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
@@ -18,7 +19,7 @@ from grounding.api import examples
 from grounding.bodies import ChangeNotificationRequestSerializer
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
-from grounding.services.changes import NOTIFYING_ROLES
+from grounding.services.changes import NOTIFYING_ROLES, Outcome
 from grounding.values.timestamps import parse_rfc3339
 from policies.kernel.refusals import Offender, Refusal
 from policies.services import dimensions_with_roles, roles_of
@@ -112,18 +113,31 @@ class ChangeNotificationListView(ApiView):
         location=True,
     )
     def post(self, request: Request) -> Response:
-        outcome = services.notify_change(actor=request.user, payload=request.data)
-        notification = outcome.notification
-        headers = {
-            "Location": reverse(
-                "grounding_api:change-notification-detail",
-                kwargs={"notification_id": notification.notification_id},
-                request=request,
-            )
-        }
-        code = status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK
-        body = ChangeNotificationSerializer(notification).data
-        return Response(body, status=code, headers=headers)
+        # The answer is rendered in the notification's last transaction (the one that
+        # completes it): the first one's result says whether it was created.
+        created: list[bool] = []
+
+        def render(result: tuple[Any, Any]) -> Response | None:
+            head, _cursor = result
+            if isinstance(head, Outcome):
+                created.append(head.created)
+                head = head.notification
+            if head.completed_at is None:
+                return None
+            headers = {
+                "Location": reverse(
+                    "grounding_api:change-notification-detail",
+                    kwargs={"notification_id": head.notification_id},
+                    request=request,
+                )
+            }
+            code = status.HTTP_201_CREATED if created[-1] else status.HTTP_200_OK
+            body = ChangeNotificationSerializer(head).data
+            return Response(body, status=code, headers=headers)
+
+        return self.answer(
+            lambda: services.notify_change(actor=request.user, payload=request.data), render
+        )
 
     @api_operation(
         summary="List change notifications, newest first",

@@ -37,5 +37,12 @@ class FromCitationsView(ApiView):
     )
     def post(self, request: Request) -> Response:
         # The report is the service's (grounding.services.citations.report), as documented.
-        report, created = register_from_citations(actor=request.user, request=request.data)
-        return Response(report, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        def render(result: tuple[dict, bool]) -> Response:
+            report, created = result
+            return Response(
+                report, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+            )
+
+        return self.answer(
+            lambda: register_from_citations(actor=request.user, request=request.data), render
+        )

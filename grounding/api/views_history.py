@@ -47,7 +47,7 @@ class RevisionListView(LinkView):
         etag=True,
     )
     def get(self, request: Request, grounding_id) -> Response:
-        link = get_link(grounding_id)
+        link = get_link(grounding_id, actor=request.user)
         # Same gate as reading the link: a role in its Dimension and a covering decision;
         # a disposed link's history is its tombstone.
         document = self.reader().read(link)
@@ -68,7 +68,7 @@ class RevisionDetailView(LinkView):
         etag=True,
     )
     def get(self, request: Request, grounding_id, revision: int) -> Response:
-        link = get_link(grounding_id)
+        link = get_link(grounding_id, actor=request.user)
         reader = self.reader()
         reader.require_member(link.dimension_id, "grounding link")
         if revision > conditional.MAX_REVISION:

@@ -51,8 +51,9 @@ class RecordView(LinkView):
     result: type[Serializer]
 
     def created(self, record: Any, grounding_id) -> Response:
-        """201 with the record, rendered by the view's result serializer."""
-        link = get_link(grounding_id)
+        """201 with the record, rendered by the view's result serializer (inside the
+        write's transaction: `ApiView.answer`)."""
+        link = get_link(grounding_id, actor=self.request.user)
         recorded = self.recorded(record, link, self.reader().read_or_none(link))
         body = self.result(recorded).data
         return self.tagged(Response(body, status=status.HTTP_201_CREATED), link.revision)
@@ -72,13 +73,15 @@ class AssessmentView(RecordView):
     )
     def post(self, request: Request, grounding_id) -> Response:
         expected, body = self.expected(action="bind_assessment", grounding_id=grounding_id)
-        record = services.bind_assessment(
-            actor=request.user,
-            grounding_id=grounding_id,
-            expected_revision=expected,
-            assessment=body,
+        return self.answer(
+            lambda: services.bind_assessment(
+                actor=request.user,
+                grounding_id=grounding_id,
+                expected_revision=expected,
+                assessment=body,
+            ),
+            lambda record: self.created(record, grounding_id),
         )
-        return self.created(record, grounding_id)
 
     def recorded(self, record: Any, link: GroundingLink, document: dict | None) -> Recorded:
         # The record as the link document shows it, so verdict and reviewer stay
@@ -124,15 +127,17 @@ class AnchorObservationView(RecordView):
             if offenders:
                 raise Refusal("validation_error", "the request is not valid.", offenders)
         reason = body.get("reason", "") if builtin else ""
-        record = services.record_anchor_observation(
-            actor=request.user,
-            grounding_id=grounding_id,
-            expected_revision=expected,
-            observation=None if builtin else body,
-            use_builtin_resolver=builtin,
-            reason=reason if isinstance(reason, str) else "",
+        return self.answer(
+            lambda: services.record_anchor_observation(
+                actor=request.user,
+                grounding_id=grounding_id,
+                expected_revision=expected,
+                observation=None if builtin else body,
+                use_builtin_resolver=builtin,
+                reason=reason if isinstance(reason, str) else "",
+            ),
+            lambda record: self.created(record, grounding_id),
         )
-        return self.created(record, grounding_id)
 
 
 class WithdrawalView(RecordView):
@@ -146,13 +151,15 @@ class WithdrawalView(RecordView):
     )
     def post(self, request: Request, grounding_id) -> Response:
         expected, body = self.expected(action="withdraw", grounding_id=grounding_id)
-        record = services.withdraw(
-            actor=request.user,
-            grounding_id=grounding_id,
-            expected_revision=expected,
-            withdrawal=body,
+        return self.answer(
+            lambda: services.withdraw(
+                actor=request.user,
+                grounding_id=grounding_id,
+                expected_revision=expected,
+                withdrawal=body,
+            ),
+            lambda record: self.created(record, grounding_id),
         )
-        return self.created(record, grounding_id)
 
 
 class DisposalView(RecordView):
@@ -166,10 +173,12 @@ class DisposalView(RecordView):
     )
     def post(self, request: Request, grounding_id) -> Response:
         expected, body = self.expected(action="dispose", grounding_id=grounding_id)
-        record = services.dispose(
-            actor=request.user,
-            grounding_id=grounding_id,
-            expected_revision=expected,
-            disposal=body,
+        return self.answer(
+            lambda: services.dispose(
+                actor=request.user,
+                grounding_id=grounding_id,
+                expected_revision=expected,
+                disposal=body,
+            ),
+            lambda record: self.created(record, grounding_id),
         )
-        return self.created(record, grounding_id)

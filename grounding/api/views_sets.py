@@ -1,8 +1,17 @@
 """Evidence sets: create, read (with missing members and completeness), add and
-remove members. A set is its own aggregate: its own revision, ETag and If-Match."""
+remove members. A set is its own aggregate: its own revision, ETag and If-Match.
+
+A set's route names its ref, which is unique per Dimension: the ref is resolved
+among the caller's Dimensions (`grounding.selectors.evidence_set_of`), and when sets
+of several of them hold it, `?dimension=<name>` chooses (else 400
+dimension_required). The Location of a created set names its Dimension so.
+"""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,29 +22,29 @@ from grounding.api.conditional import ConditionalMixin
 from grounding.api.serializers import EvidenceSetSerializer, SetState
 from grounding.bodies import EvidenceSetCreateSerializer, MemberAddSerializer
 from grounding.models import EvidenceSet
+from grounding.selectors import evidence_set_of
 from grounding.services.evidence_sets import missing_members
 from policies.kernel.refusals import Offender, Refusal
-from policies.kernel.text import control_offenders
 from policies.web.openapi import api_operation
 from policies.web.views import ApiView
 
-
-def _get(ref: str) -> EvidenceSet:
-    # No set can hold a ref with control characters or dot segments (creation refuses
-    # them), and the database cannot even be asked about U+0000: such a ref names nothing.
-    if control_offenders(ref, "/evidence_set_ref"):
-        raise Refusal("not_found", "no evidence set has this ref.")
-    found = EvidenceSet.objects.select_related("dimension").filter(evidence_set_ref=ref).first()
-    if found is None:
-        raise Refusal("not_found", "no evidence set has this ref.")
-    return found
+SET_DIMENSION = OpenApiParameter(
+    "dimension",
+    str,
+    required=False,
+    description="The Dimension of the set, needed only when sets of several of your "
+    "Dimensions have this ref (otherwise 400 dimension_required).",
+)
 
 
 class SetView(ConditionalMixin, ApiView):
     """Base of the evidence-set views: a set is its own aggregate, with its own ETag."""
 
-    def set_response(self, ref: str, status_code: int = 200) -> Response:
-        evidence_set = _get(ref)
+    def dimension(self) -> str | None:
+        """The `?dimension=` the request names, if any."""
+        return self.request.query_params.get("dimension")
+
+    def set_response(self, evidence_set: EvidenceSet, status_code: int = 200) -> Response:
         members = evidence_set.memberships.filter(removed_in_set_revision__isnull=True).order_by(
             "added_in_set_revision", "membership_id"
         )
@@ -64,28 +73,35 @@ class EvidenceSetListView(SetView):
         location=True,
     )
     def post(self, request: Request) -> Response:
-        created = services.create_evidence_set(actor=request.user, values=request.data)
-        response = self.set_response(created.evidence_set_ref, status.HTTP_201_CREATED)
-        response["Location"] = reverse(
-            "grounding_api:evidence-set-detail",
-            kwargs={"ref": created.evidence_set_ref},
-            request=request,
+        def render(created: EvidenceSet) -> Response:
+            response = self.set_response(created, status.HTTP_201_CREATED)
+            # The ref is unique per Dimension only: the Location names both.
+            detail = reverse(
+                "grounding_api:evidence-set-detail",
+                kwargs={"ref": created.evidence_set_ref},
+                request=request,
+            )
+            response["Location"] = f"{detail}?{urlencode({'dimension': created.dimension.name})}"
+            return response
+
+        return self.answer(
+            lambda: services.create_evidence_set(actor=request.user, values=request.data), render
         )
-        return response
 
 
 class EvidenceSetDetailView(SetView):
     @api_operation(
         summary="Read an evidence set",
         responses={200: EvidenceSetSerializer},
-        errors=(404,),
+        errors=(400, 404),
+        parameters=[SET_DIMENSION],
         etag=True,
     )
     def get(self, request: Request, ref: str) -> Response:
-        evidence_set = _get(ref)
         # Outside the caller's Dimensions a set answers as if it did not exist.
-        self.reader().require_member(evidence_set.dimension_id, "evidence set")
-        return self.set_response(ref)
+        return self.set_response(
+            evidence_set_of(ref, actor=request.user, dimension=self.dimension())
+        )
 
 
 class EvidenceSetMembersView(SetView):
@@ -93,35 +109,46 @@ class EvidenceSetMembersView(SetView):
         summary="Add a member to an evidence set",
         request=MemberAddSerializer,
         responses={201: EvidenceSetSerializer},
-        errors=(404,),
+        errors=(400, 404),
+        parameters=[SET_DIMENSION],
         conditional=True,
         etag=True,
     )
     def post(self, request: Request, ref: str) -> Response:
         expected, body = self.expected(action="change_evidence_set")
         try:
-            services.change_evidence_set(
-                actor=request.user, evidence_set_ref=ref, expected_revision=expected, add=[body]
+            return self.answer(
+                lambda: services.change_evidence_set(
+                    actor=request.user,
+                    evidence_set_ref=ref,
+                    dimension=self.dimension(),
+                    expected_revision=expected,
+                    add=[body],
+                ),
+                lambda changed: self.set_response(changed, status.HTTP_201_CREATED),
             )
         except Refusal as refusal:
             raise _in_single_member_terms(refusal) from None
-        return self.set_response(ref, status.HTTP_201_CREATED)
 
 
 class EvidenceSetMemberView(SetView):
     @api_operation(
         summary="Remove a member from an evidence set",
         responses={200: EvidenceSetSerializer},
-        errors=(404,),
+        errors=(400, 404),
+        parameters=[SET_DIMENSION],
         conditional=True,
         etag=True,
     )
     def delete(self, request: Request, ref: str, grounding_id) -> Response:
         expected, _ = self.expected(action="change_evidence_set")
-        services.change_evidence_set(
-            actor=request.user,
-            evidence_set_ref=ref,
-            expected_revision=expected,
-            remove=[str(grounding_id)],
+        return self.answer(
+            lambda: services.change_evidence_set(
+                actor=request.user,
+                evidence_set_ref=ref,
+                dimension=self.dimension(),
+                expected_revision=expected,
+                remove=[str(grounding_id)],
+            ),
+            self.set_response,
         )
-        return self.set_response(ref)

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
+from django.utils.crypto import salted_hmac
+
 from policies.kernel.canonical import text_sha256
 from policies.kernel.refusals import Refusal
 
@@ -54,8 +56,16 @@ def link_revision_iri(grounding_id: str, revision: int) -> str:
     return f"urn:grounding:{grounding_id}@{revision}"
 
 
-def user_agent_iri(username: str) -> str:
-    return f"urn:grounding:agent:user:{quote(username, safe='')}"
+def agent_iri(dimension: str, user_pk: Any) -> str:
+    """An opaque IRI for an account acting in a Dimension (API.md "Tenancy": actor
+    identities leave the registry only as opaque refs). A keyed digest of the
+    Dimension and the account's key: stable across exports of that Dimension, it
+    names no username and cannot be computed, or linked to the same account in
+    another Dimension, without the deployment's secret key."""
+    digest = salted_hmac(
+        "grounding.exports.agent", f"{dimension}\n{user_pk}", algorithm="sha256"
+    ).hexdigest()
+    return f"urn:grounding:agent:{digest[:32]}"
 
 
 def is_w3c_selector(selector: Any) -> bool:
@@ -158,6 +168,7 @@ def envelope(
 __all__ = [
     "DEFAULT_ROLE_MAP",
     "W3C_SELECTOR_TYPES",
+    "agent_iri",
     "envelope",
     "iri_for",
     "is_absolute_iri",
@@ -168,5 +179,4 @@ __all__ = [
     "ntriples_sha256",
     "require_endpoints",
     "role_map",
-    "user_agent_iri",
 ]

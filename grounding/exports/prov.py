@@ -4,6 +4,8 @@ built with rdflib and serialized as Turtle and JSON-LD.
 The revisions and their activities come from the link's history rows and its
 append-only records (read only). Endpoint content comes from the disclosed
 projection only: a withheld selector, verdict or reviewer never enters the graph.
+The accounts that acted appear only as opaque agent IRIs (never a username), and
+only when the decision discloses `assessments.reviewer`.
 Every node gets an IRI (no blank nodes) so the graph has a canonical N-Triples
 form to hash.
 """
@@ -21,6 +23,7 @@ from rdflib.namespace import PROV
 
 from grounding.choices import ReviewerKind, SupportKind, UseBasis
 from grounding.exports.canonical import (
+    agent_iri,
     envelope,
     iri_for,
     link_revision_iri,
@@ -28,7 +31,6 @@ from grounding.exports.canonical import (
     merge_loss_report,
     ntriples_sha256,
     require_endpoints,
-    user_agent_iri,
 )
 from grounding.models import AnchorObservation, Assessment, Disposal, GroundingLink, Withdrawal
 from policies.kernel.canonical import canonical_json
@@ -71,7 +73,7 @@ def build(projection: dict[str, Any], *, link: GroundingLink) -> dict[str, Any]:
             projection["loss_report"],
             {
                 "anchor.selector": "the passage entity carries no grounding:sourceSelector",
-                "assessments.reviewer": "assessment activities carry no agent and "
+                "assessments.reviewer": "activities carry no agent and "
                 "assessments no prov:wasAttributedTo",
                 "assessments.verdict": "assessments carry no grounding:verdict",
             },
@@ -122,11 +124,11 @@ def prov_graph(projection: dict[str, Any], *, link: GroundingLink) -> Graph:
             graph.add((activity, PROV.used, statement))
         if revision == passage_bound:
             graph.add((activity, PROV.used, passage))
-        # The account that bound an assessment is the reviewer's: it is shown only
-        # when the decision discloses reviewers.
-        user = getattr(row, "history_user", None)
-        if user is not None and (kind != G.AssessmentBinding or reviewer_disclosed):
-            agent = URIRef(user_agent_iri(user.get_username()))
+        # The accounts that acted (the one that bound an assessment is the
+        # reviewer's) leave the registry only as opaque refs, and only when the
+        # decision discloses reviewers (API.md "Tenancy").
+        if reviewer_disclosed and row.history_user_id is not None:
+            agent = URIRef(agent_iri(link.dimension.name, row.history_user_id))
             _types(graph, agent, PROV.Agent)
             graph.add((activity, PROV.wasAssociatedWith, agent))
         for assessment in records.assessments.get(revision, []):
@@ -257,11 +259,9 @@ def _assessment(
 
 def _revision_rows(link: GroundingLink, current: int) -> Iterable[tuple[int, Any]]:
     """The first history row of each revision up to the exported one."""
-    rows = (
-        GroundingLink.history.filter(grounding_id=link.grounding_id, revision__lte=current)
-        .select_related("history_user")
-        .order_by("revision", "history_date", "history_id")
-    )
+    rows = GroundingLink.history.filter(
+        grounding_id=link.grounding_id, revision__lte=current
+    ).order_by("revision", "history_date", "history_id")
     seen: dict[int, Any] = {}
     for row in rows:
         seen.setdefault(row.revision, row)

@@ -14,9 +14,14 @@ from policies.kernel.identifiers import uuid7
 
 class EvidenceSet(models.Model):
     evidence_set_id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
-    evidence_set_ref = models.CharField(max_length=512, unique=True)
+    # Unique per Dimension (the constraint below): the same ref in two Dimensions is two
+    # sets, and neither tells of the other.
+    evidence_set_ref = models.CharField(max_length=512)
     dimension = models.ForeignKey(
-        "policies.Dimension", on_delete=models.PROTECT, related_name="evidence_sets"
+        "policies.Dimension",
+        on_delete=models.PROTECT,
+        related_name="evidence_sets",
+        db_index=False,  # the (dimension, evidence_set_ref) constraint leads with it
     )
     combination_rule_ref = models.CharField(max_length=512, blank=True, default="")
     dependence_ref = models.CharField(max_length=512, blank=True, default="")
@@ -41,6 +46,12 @@ class EvidenceSet(models.Model):
 
     class Meta:
         ordering = ["evidence_set_ref"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dimension", "evidence_set_ref"],
+                name="evidence_set_ref_unique_per_dimension",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.evidence_set_ref

@@ -26,7 +26,8 @@ class GroundingLink(models.Model):
         max_length=512,
         null=True,
         blank=True,
-        unique=True,
+        # Unique per Dimension (the constraint below): a ref is a tenant's own name, and
+        # another Dimension's use of it is neither a conflict nor a thing to disclose.
         help_text="Authoritative master-system id or governed IRI, when one is supplied.",
     )
     # Indexed by the (dimension, …) indexes below; a lone index would only cost writes.
@@ -147,11 +148,27 @@ class GroundingLink(models.Model):
                 fields=["dimension", "support_kind", "-grounding_id"], name="link_dim_support_idx"
             ),
             models.Index(fields=["dimension", "-grounding_id"], name="link_dim_order_idx"),
+            # The other documented orderings (grounding.api.filters.ORDERINGS), each with
+            # its grounding_id tie-break: walked forwards or backwards, in either
+            # direction a page (and a cursor's row comparison) reads a page of rows.
+            models.Index(
+                fields=["dimension", "observed_at", "grounding_id"], name="link_dim_observed_idx"
+            ),
+            models.Index(
+                fields=["dimension", "revision", "grounding_id"], name="link_dim_revision_idx"
+            ),
         ]
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(revision__gte=models.F("basis_revision")),
                 name="link_basis_revision_not_ahead",
+            ),
+            # Its index also serves the (dimension, master_ref) lookups of register and
+            # from-citations; links without a master_ref are left out of it.
+            models.UniqueConstraint(
+                fields=["dimension", "master_ref"],
+                condition=models.Q(master_ref__isnull=False),
+                name="link_master_ref_unique_per_dimension",
             ),
         ]
 

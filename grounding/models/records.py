@@ -98,7 +98,8 @@ class Assessment(LinkRecord):
         ]
 
     def __str__(self) -> str:
-        return f"{self.assessment_ref}: {self.verdict}"
+        # Titles and links show this: the verdict is a disclosable value (the reader's).
+        return self.assessment_ref
 
 
 class Withdrawal(LinkRecord):

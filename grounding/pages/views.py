@@ -16,12 +16,21 @@ from grounding.choices import RecordState
 from grounding.pages.quote import quote_marks
 from grounding.selectors import get_link, revision_rows
 from policies.actions import audit_refusal
+from policies.choices import DisclosableField as F
 from policies.kernel.refusals import Refusal
 from policies.reader import reader_for
 
+# What the timeline says in place of an actor the reader is not shown.
+WITHHELD = "withheld"
 
-def timeline(link) -> list[dict[str, Any]]:
-    """One entry per revision (its last history row), oldest first: who and why."""
+
+def timeline(link, withheld: list[str]) -> list[dict[str, Any]]:
+    """One entry per revision (its last history row), oldest first: who and why.
+
+    Who acted is shown only to a reader shown `assessments.reviewer`: the account
+    that bound an assessment is the reviewer's, and actor identities go where
+    reviewer identities go (API.md "Tenancy")."""
+    actors_shown = F.ASSESSMENTS_REVIEWER not in withheld
     latest: dict[int, Any] = {}
     for row in revision_rows(link):
         latest[row.revision] = row
@@ -29,17 +38,21 @@ def timeline(link) -> list[dict[str, Any]]:
         {
             "revision": n,
             "at": latest[n].history_date,
-            "actor": latest[n].history_user.get_username() if latest[n].history_user else None,
+            "actor": _actor(latest[n]) if actors_shown else WITHHELD,
             "reason": latest[n].history_change_reason or "",
         }
         for n in sorted(latest)
     ]
 
 
+def _actor(row) -> str | None:
+    return row.history_user.get_username() if row.history_user else None
+
+
 @login_required
 def grounding_page(request: HttpRequest, grounding_id) -> HttpResponse:
     try:
-        link = get_link(grounding_id)
+        link = get_link(grounding_id, actor=request.user)
         document = reader_for(request).read(link)
     except Refusal as refusal:
         audit_refusal(
@@ -70,11 +83,13 @@ def grounding_page(request: HttpRequest, grounding_id) -> HttpResponse:
         "passage": passage,
         "anchor": anchor,
         "anchor_result": marks.recorded,
+        # Withheld with anchor.selector or passage.excerpt (grounding.reader).
+        "anchor_result_withheld": "anchor_result" not in anchor,
         "excerpt_withheld": "excerpt" not in passage,
         # Offsets only apply to the representation they were computed over.
         "anchor_applies": marks.applies,
         "marks": marks,
-        "timeline": timeline(link),
+        "timeline": timeline(link, document["withheld"]),
         "admin_url": _admin_url(request, link),
     }
     return render(request, "grounding/link_detail.html", context)

@@ -94,6 +94,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
+    # Sign-in lockout per username and client address (below; policies/lockout.py).
+    "axes",
     "policies",
     "evidence",
     "grounding",
@@ -113,6 +115,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    # Last, as django-axes asks: turns a locked-out sign-in into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 # Optional name of this app server, echoed as `X-Served-By` on every response so the
@@ -238,6 +242,35 @@ WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 WHITENOISE_AUTOREFRESH = not STATIC_MANIFEST
 LOGIN_URL = "admin:login"
 
+# Sign-in lockout (django-axes; README "Sign-in lockout", policies/lockout.py): after
+# this many failed sign-ins of one username from one client address, that pair is
+# refused (a plain 429 page) for the cooling period, counted from the failure that
+# locked it; refused tries do not extend it. Another username at that address, and
+# that username elsewhere, sign in as before. Each lockout writes one audit event.
+# Counts are rows in the database (axes' tables), so every worker and server shares them.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out pair
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("GROUNDING_LOGIN_FAILURE_LIMIT", default=5)
+GROUNDING_LOGIN_COOLOFF_MINUTES = env_int("GROUNDING_LOGIN_COOLOFF_MINUTES", default=15)
+if AXES_FAILURE_LIMIT < 1 or GROUNDING_LOGIN_COOLOFF_MINUTES < 1:
+    raise ImproperlyConfigured(
+        "GROUNDING_LOGIN_FAILURE_LIMIT and GROUNDING_LOGIN_COOLOFF_MINUTES must be at least 1."
+    )
+AXES_COOLOFF_TIME = timedelta(minutes=GROUNDING_LOGIN_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+# The address throttling counts by (GROUNDING_TRUSTED_PROXIES; REMOTE_ADDR by default).
+AXES_CLIENT_IP_CALLABLE = "policies.lockout.client_address"
+AXES_LOCKOUT_CALLABLE = "policies.lockout.lockout_response"
+# No unaudited unlock through axes' admin pages (`manage.py axes_reset…` unlocks), and
+# no row per successful sign-in: only failures are kept, until their cooling period ends.
+AXES_ENABLE_ADMIN = False
+AXES_DISABLE_ACCESS_LOG = True
+
 # Requests larger than this (8 MiB unless set) are refused before any view runs.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("GROUNDING_MAX_BODY_BYTES", default=8 * 1024 * 1024)
 # Input bounds (README "Settings"): refused with 400 and a pointer naming the limit.
@@ -312,6 +345,10 @@ REST_FRAMEWORK = {
     },
 }
 
+# Idempotency keys (API.md "Retries and idempotency"; policies.web.idempotency): the
+# first answer to a write sent with an Idempotency-Key is kept this long for retries.
+GROUNDING_IDEMPOTENCY_TTL_HOURS = env_int("GROUNDING_IDEMPOTENCY_TTL_HOURS", default=24)
+
 # Client tokens (django-rest-knox rows; issued by `manage.py issue_token`): the
 # header is `Authorization: Token <key>`, keys are stored as SHA-512 digests, and
 # every token expires; a lifetime is not extended by use.
@@ -378,5 +415,7 @@ LOGGING = {
     "loggers": {
         # Django's own loggers propagate to the root handler instead of their defaults.
         "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+        # Failures and lockouts (warnings, username and address masked), not axes' chatter.
+        "axes": {"handlers": [], "level": "WARNING", "propagate": True},
     },
 }

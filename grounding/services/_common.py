@@ -15,7 +15,7 @@ from typing import Any
 from grounding.choices import RecordState
 from grounding.display import AssessmentFacts, derive_display
 from grounding.models import Assessment, GroundingLink
-from grounding.selectors import dimension_name_of
+from grounding.selectors import NO_SUCH_LINK, dimension_name_of, member_dimension_ids
 from policies.actions import refuse_invalid
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
@@ -40,7 +40,13 @@ __all__ = [
 def refusal_context(kwargs: dict[str, Any]) -> dict[str, Any]:
     """The refused event's fields from an operation's keyword arguments: the link it
     names (and that link's Dimension), or the Dimension a body names, and the
-    revision it expected."""
+    revision it expected.
+
+    The link's Dimension is looked up among the actor's own, by the same statement
+    whether the link is another tenant's or no link at all; `policies.audit.record`
+    keeps a named Dimension only where the actor holds a role (API.md "Tenancy").
+    """
+    actor = kwargs.get("actor")
     grounding_id = kwargs.get("grounding_id")
     dimension = kwargs.get("dimension")
     payload = kwargs.get("payload")
@@ -55,9 +61,9 @@ def refusal_context(kwargs: dict[str, Any]) -> dict[str, Any]:
         except ValueError:
             grounding_id = None
     if grounding_id is not None and dimension is None:
-        dimension = dimension_name_of(grounding_id)
+        dimension = dimension_name_of(grounding_id, actor=actor)
     return {
-        "actor": kwargs.get("actor"),
+        "actor": actor,
         "grounding_id": grounding_id,
         "dimension": dimension,
         "expected_revision": _as_int(kwargs.get("expected_revision")),
@@ -82,15 +88,18 @@ def open_link(
     live: bool = True,
 ) -> GroundingLink:
     """The link an operation changes, locked, with its preconditions checked in the
-    one order every operation refuses in: the link (FOR UPDATE), an active Dimension,
-    one of `roles` there, a published profile (or a retired one, `allow_retired`),
-    not withdrawn or disposed, and the expected revision.
+    one order every operation refuses in: the link (FOR UPDATE) among the actor's
+    Dimensions, an active Dimension, one of `roles` there, a published profile (or a
+    retired one, `allow_retired`), not withdrawn or disposed, and the expected revision.
+
+    Another Dimension's link is `not_found` by the lookup itself, with the statements
+    an unknown id costs: no precondition of it (active, profile, state) is ever read.
 
     Disposal passes `check_profile=False` (a lawful disposal does not depend on the
     profile's status) and `live=False` (a withdrawn link may be disposed; a disposed
     one is refused after the revision check, by disposal itself).
     """
-    link = lock_link(grounding_id)
+    link = lock_link(grounding_id, actor=actor)
     require_active(link.dimension)
     require_role(actor, link.dimension, *roles)
     if check_profile:
@@ -101,20 +110,22 @@ def open_link(
     return link
 
 
-def lock_link(grounding_id: Any) -> GroundingLink:
-    """Fetch the link FOR UPDATE so concurrent writers queue on the row."""
+def lock_link(grounding_id: Any, *, actor) -> GroundingLink:
+    """Fetch the link FOR UPDATE so concurrent writers queue on the row, among the
+    links of the Dimensions where `actor` holds a role."""
     try:
         key = uuid.UUID(str(grounding_id))
     except ValueError as exc:
-        raise Refusal("not_found", "no grounding link has this id.") from exc
+        raise Refusal("not_found", NO_SUCH_LINK) from exc
     try:
         return (
             GroundingLink.objects.select_for_update(of=("self",))
             .select_related("dimension", "profile", "current_statement", "current_passage")
+            .filter(dimension_id__in=member_dimension_ids(actor))
             .get(pk=key)
         )
     except GroundingLink.DoesNotExist as exc:
-        raise Refusal("not_found", "no grounding link has this id.") from exc
+        raise Refusal("not_found", NO_SUCH_LINK) from exc
 
 
 def require_revision(link: GroundingLink, expected_revision: int) -> None:

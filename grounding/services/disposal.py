@@ -3,11 +3,15 @@ local copied payloads of the link from current rows and their history rows.
 
 What remains is a tombstone: ids, states, times, the receipt and policy refs, and
 digests. Copied payloads are the selector quote text, and the excerpt and title of
-every evidence passage no undisposed link of any Dimension binds: the link's own
-passages, and every other occurrence (in any Dimension, bound or not) of a text that
-no undisposed link binds any more. Text still bound by another undisposed link
-stays for it (that link's retention governs it); the disposed link, read only as
-its tombstone, no longer reaches it.
+the disposing Dimension's evidence passages no undisposed link of that Dimension
+binds: the link's own passages, and every other occurrence in that Dimension (bound
+or not) of a text that no undisposed link of it binds any more. Text still bound by
+another undisposed link of the Dimension stays for it (that link's retention governs
+it); the disposed link, read only as its tombstone, no longer reaches it.
+
+A Dimension is a boundary (docs/api.md "Tenancy"): another Dimension's copies of the
+same bytes (its passages, their history rows, its envelopes) are its own, untouched
+by this disposal, and `purged` counts only the disposing Dimension's rows.
 """
 
 from __future__ import annotations
@@ -54,7 +58,11 @@ def do_dispose(
         raise Refusal("link_disposed", "the link has already been disposed.")
     refuse_invalid(inputs.validate_group(inputs.DISPOSAL, disposal, pointer=""))
     purged = _purge_copied_payloads(link, actor=actor)
-    purged.update(retention.purge_passages(passage_ids=_passages_to_purge(link), actor=actor))
+    purged.update(
+        retention.purge_passages(
+            dimension=link.dimension, passage_ids=_passages_to_purge(link), actor=actor
+        )
+    )
     record = Disposal.objects.create(
         link=link,
         grounding_revision=link.revision,
@@ -123,21 +131,28 @@ def _purge_copied_payloads(link: GroundingLink, *, actor) -> dict[str, int]:
 
 
 def _passages_to_purge(link: GroundingLink) -> set:
-    """Passages whose copied text goes with this disposal: the ones this link binds
-    (now or in an earlier revision) and every occurrence of their texts, except where
-    an undisposed link binds the passage, or binds another occurrence of its text."""
+    """Passages of the link's Dimension whose copied text goes with this disposal: the
+    ones this link binds (now or in an earlier revision) and every occurrence of their
+    texts in that Dimension, except where an undisposed link of the Dimension binds
+    the passage, or binds another occurrence of its text. Other Dimensions' passages
+    are never chosen, nor are their links asked (a Dimension is a boundary)."""
+    evidence = Passage.objects.filter(dimension_id=link.dimension_id)
     mine = set(
-        PassageBinding.objects.filter(link=link, passage__isnull=False).values_list(
-            "passage_id", flat=True
-        )
+        PassageBinding.objects.filter(
+            link=link, passage__isnull=False, passage__dimension_id=link.dimension_id
+        ).values_list("passage_id", flat=True)
     )
     digests = set(
-        Passage.objects.filter(pk__in=mine)
+        evidence.filter(pk__in=mine)
         .exclude(content_sha256="")
         .values_list("content_sha256", flat=True)
     )
-    live = PassageBinding.objects.exclude(link=link).exclude(
-        link__record_state=RecordState.DISPOSED
+    live = (
+        PassageBinding.objects.filter(
+            link__dimension_id=link.dimension_id, passage__dimension_id=link.dimension_id
+        )
+        .exclude(link=link)
+        .exclude(link__record_state=RecordState.DISPOSED)
     )
     live_passages = set(
         live.filter(Q(passage_id__in=mine) | Q(passage__content_sha256__in=digests)).values_list(
@@ -145,10 +160,10 @@ def _passages_to_purge(link: GroundingLink) -> set:
         )
     )
     kept_digests = set(
-        Passage.objects.filter(pk__in=live_passages).values_list("content_sha256", flat=True)
+        evidence.filter(pk__in=live_passages).values_list("content_sha256", flat=True)
     )
     occurrences = set(
-        Passage.objects.filter(content_sha256__in=digests - kept_digests).values_list(
+        evidence.filter(content_sha256__in=digests - kept_digests).values_list(
             "passage_id", flat=True
         )
     )

@@ -9,6 +9,7 @@ from typing import Any
 
 from grounding.choices import MembershipRole, RecordState
 from grounding.models import EvidenceSet, EvidenceSetMembership, GroundingLink
+from grounding.selectors import evidence_set_of
 from grounding.services._common import (
     refusal_context,
     refuse_invalid,
@@ -33,8 +34,13 @@ def do_create_evidence_set(*, actor, values: dict[str, Any]) -> EvidenceSet:
     dimension = named_dimension(actor, values["dimension"])
     require_active(dimension)
     require_role(actor, dimension, Role.CURATOR)
-    if EvidenceSet.objects.filter(evidence_set_ref=values["evidence_set_ref"]).exists():
-        raise Refusal("evidence_set_exists", "an evidence set with this ref exists.")
+    # Refs are unique per Dimension: another Dimension's set of this ref is no conflict.
+    if EvidenceSet.objects.filter(
+        dimension=dimension, evidence_set_ref=values["evidence_set_ref"]
+    ).exists():
+        raise Refusal(
+            "evidence_set_exists", "an evidence set with this ref exists in the Dimension."
+        )
     members = _resolve_members(dimension, values.get("members") or [], "/members")
     _lock_members([link for link, _ in members])
     evidence_set = EvidenceSet(
@@ -80,15 +86,13 @@ def do_change_evidence_set(
     remove: list[str] | None = None,
     set_assessment_ref: str | None = None,
     declared_missing_members: list[str] | None = None,
+    dimension: str | None = None,
 ) -> EvidenceSet:
-    evidence_set = (
-        EvidenceSet.objects.select_for_update(of=("self",))
-        .select_related("dimension")
-        .filter(evidence_set_ref=evidence_set_ref)
-        .first()
+    """Change the actor's set of this ref (in the Dimension named `dimension`, needed
+    only when sets of several of the actor's Dimensions have the ref)."""
+    evidence_set = evidence_set_of(
+        evidence_set_ref, actor=actor, dimension=dimension, for_update=True
     )
-    if evidence_set is None:
-        raise Refusal("not_found", "no evidence set has this ref.")
     require_active(evidence_set.dimension)
     roles = (Role.REVIEWER,) if set_assessment_ref is not None else (Role.CURATOR,)
     require_role(actor, evidence_set.dimension, *roles)
@@ -100,7 +104,13 @@ def do_change_evidence_set(
         )
     new_revision = evidence_set.revision + 1
     added = _resolve_members(evidence_set.dimension, add or [], "/add")
-    removed_links = list(GroundingLink.objects.filter(pk__in=[_safe_uuid(g) for g in remove or []]))
+    # Only the set's own Dimension's links: another tenant's link id is not a member,
+    # and none of its state (withdrawn, disposed) is read.
+    removed_links = list(
+        GroundingLink.objects.filter(
+            pk__in=[_safe_uuid(g) for g in remove or []], dimension=evidence_set.dimension
+        )
+    )
     _lock_members([link for link, _ in added] + removed_links)
     for link, role in added:
         if evidence_set.memberships.filter(

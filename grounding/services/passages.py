@@ -14,10 +14,16 @@ from policies.models import Dimension, Profile
 
 
 class Lookups:
-    """Per-call caches so a bulk of 1,000 items costs a handful of queries."""
+    """Per-call caches so a bulk of 1,000 items costs a handful of queries.
 
-    def __init__(self) -> None:
-        self.profiles: dict[str, Profile | None] = {}
+    With an `actor`, passages are looked up among the Dimensions where the actor holds
+    a role only: another Dimension's passage is not even read, so nothing that follows
+    (offenders, queries, timing) can depend on it.
+    """
+
+    def __init__(self, actor=None) -> None:
+        self.actor = actor
+        self.profiles: dict[tuple[str, int | None], Profile | None] = {}
         self.passages: dict[str, Passage | None] = {}
 
     def dimension_of(self, actor, name: str) -> Dimension | None:
@@ -32,10 +38,13 @@ class Lookups:
                 return dimension
         return None
 
-    def profile(self, ref: str) -> Profile | None:
-        if ref not in self.profiles:
-            self.profiles[ref] = Profile.by_ref(ref)
-        return self.profiles[ref]
+    def profile(self, ref: str, dimension: Dimension | None = None) -> Profile | None:
+        """A shared profile, or `dimension`'s own (a Dimension of the caller's):
+        another Dimension's profile answers as an unknown ref (`Profile.by_ref`)."""
+        key = (ref, getattr(dimension, "pk", None))
+        if key not in self.profiles:
+            self.profiles[key] = Profile.by_ref(ref, dimension)
+        return self.profiles[key]
 
     def preload_passages(self, ids: list[str]) -> None:
         wanted = [i for i in ids if i not in self.passages]
@@ -45,7 +54,10 @@ class Lookups:
                 valid.append(str(_as_uuid(value)))
             except ValueError:
                 self.passages[value] = None
-        passages = Passage.objects.filter(pk__in=valid).select_related("source", "content")
+        passages = Passage.objects.filter(pk__in=valid)
+        if self.actor is not None:
+            passages = passages.filter(dimension_id__in=sorted(memberships(self.actor).dimensions))
+        passages = passages.select_related("source", "content")
         found = {str(p.pk): p for p in passages}
         for value in wanted:
             if value not in self.passages:
@@ -66,7 +78,10 @@ def resolve_passage(
 ) -> tuple[dict, Passage | None]:
     """An imported evidence passage of the link's Dimension by id, or an external
     binding by reference. Another Dimension's passage answers exactly as an unknown
-    id: a link binds only its own Dimension's evidence, and learns nothing of others'."""
+    id: a link binds only its own Dimension's evidence, and learns nothing of others'.
+    With no Dimension of the caller's (an unknown one, or one where the caller holds no
+    role; its own offender says so) a passage id is not looked up at all: whether it
+    exists elsewhere changes nothing in the answer, nor in the queries."""
     if not isinstance(value, dict):
         offenders.append(Offender(pointer, "required", "passage must be an object."))
         return {}, None
@@ -86,8 +101,10 @@ def resolve_passage(
                 for key in sorted(extra)
             ]
             return {}, None
+        if dimension is None:
+            return {}, None
         passage = lookups.passage(str(value["passage_id"]))
-        if passage is not None and dimension is not None and passage.dimension_id != dimension.pk:
+        if passage is not None and passage.dimension_id != dimension.pk:
             passage = None
         if passage is None:
             offenders.append(

@@ -33,7 +33,7 @@ def do_project(
     format: str = ProjectionFormat.NATIVE,
     expected_revision: int | None = None,
 ) -> dict[str, Any]:
-    link = get_link(grounding_id)
+    link = get_link(grounding_id, actor=actor)
     reader = reader_for(actor)
     reader.require_member(link.dimension_id, "grounding link")
     require_active(link.dimension)

@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError
+from django.db.models import Q
 from django.utils import timezone
 
 from evidence.choices import AccessLabel
+from grounding.bodies import BULK_MAX_ITEMS
 from grounding.choices import (
     DisplayState,
     RebindRequirement,
@@ -52,7 +54,7 @@ class _Prepared:
 @composable
 def do_register(*, actor, payload: dict[str, Any]) -> GroundingLink:
     """Register one candidate link: record_state candidate, unassessed, revision 1."""
-    prepared = _prepare(actor, payload, pointer="", lookups=Lookups())
+    prepared = _prepare(actor, payload, pointer="", lookups=Lookups(actor))
     refuse_master_ref_conflicts([prepared], pointers=[""])
     _write([prepared], actor=actor)
     return prepared.link
@@ -67,7 +69,15 @@ def do_register_many(*, actor, items: list[dict[str, Any]]) -> list[GroundingLin
             "items must be a non-empty list.",
             offenders=[Offender("/items", "required", "items must be a non-empty list.")],
         )
-    lookups = Lookups()
+    if len(items) > BULK_MAX_ITEMS:
+        # Before any lookup: one request holds one bounded transaction.
+        detail = f"items holds {len(items)} items; at most {BULK_MAX_ITEMS} are taken."
+        raise Refusal(
+            "validation_error",
+            "the request is not valid.",
+            offenders=[Offender("/items", "max_items", detail)],
+        )
+    lookups = Lookups(actor)
     lookups.preload_passages(
         [
             str(item["passage"]["passage_id"])
@@ -97,41 +107,36 @@ register_many = public_entry("register_bulk", do_register_many, context=refusal_
 
 
 def refuse_master_ref_conflicts(prepared: list[_Prepared], *, pointers: list[str]) -> None:
-    """master_ref is unique: one already recorded, or given twice in one request, is a
-    409 master_ref_conflict naming each offending item (never the database's 500)."""
-    seen: dict[str, int] = {}
+    """master_ref is unique per Dimension: one already recorded in the item's Dimension,
+    or given twice for one Dimension in one request, is a 409 master_ref_conflict naming
+    each offending item (never the database's 500). Another Dimension's links are not
+    looked at: the same ref there is another resource, and no answer tells of it."""
+    seen: dict[tuple[int, str], int] = {}
     offenders: list[Offender] = []
     for index, item in enumerate(prepared):
         ref = item.link.master_ref
         if ref is None:
             continue
-        if ref in seen:
+        key = (item.link.dimension_id, ref)
+        if key in seen:
             offenders.append(
                 Offender(
                     pointer_join(pointers[index], "master_ref"),
                     "duplicate",
-                    f"the same master_ref as {pointers[seen[ref]] or 'another item'}/master_ref.",
+                    f"the same master_ref as {pointers[seen[key]] or 'another item'}/master_ref.",
                 )
             )
         else:
-            seen[ref] = index
-    taken = (
-        set(
-            GroundingLink.objects.filter(master_ref__in=list(seen)).values_list(
-                "master_ref", flat=True
-            )
-        )
-        if seen
-        else set()
-    )
+            seen[key] = index
+    taken = _recorded_master_refs(list(seen))
     offenders += [
         Offender(
             pointer_join(pointers[index], "master_ref"),
             "unique",
             "a link with this master_ref is already recorded.",
         )
-        for ref, index in seen.items()
-        if ref in taken
+        for key, index in seen.items()
+        if key in taken
     ]
     if offenders:
         raise MasterRefConflict(
@@ -139,6 +144,20 @@ def refuse_master_ref_conflicts(prepared: list[_Prepared], *, pointers: list[str
             "a master_ref is already recorded or given twice.",
             offenders=sorted(offenders, key=lambda o: o.pointer),
         )
+
+
+def _recorded_master_refs(keys: list[tuple[int, str]]) -> set[tuple[int, str]]:
+    """Which (Dimension id, master_ref) pairs are recorded: one query, each Dimension's
+    refs looked up in that Dimension only."""
+    if not keys:
+        return set()
+    by_dimension: dict[int, list[str]] = {}
+    for dimension_id, ref in keys:
+        by_dimension.setdefault(dimension_id, []).append(ref)
+    where = Q(pk__in=[])
+    for dimension_id, refs in sorted(by_dimension.items()):
+        where |= Q(dimension_id=dimension_id, master_ref__in=refs)
+    return set(GroundingLink.objects.filter(where).values_list("dimension_id", "master_ref"))
 
 
 class MasterRefConflict(Refusal, IntegrityError):
@@ -229,7 +248,7 @@ def _resolve_policy(actor, payload, pointer, lookups, offenders):
             )
         )
     else:
-        profile = lookups.profile(ref)
+        profile = lookups.profile(ref, dimension)
         if profile is None:
             offenders.append(
                 Offender(pointer_join(pointer, "profile"), "unknown_reference", "no such profile.")

@@ -138,6 +138,14 @@ class DimensionSerializer(serializers.ModelSerializer):
 
 
 class ProfileInputSerializer(StrictSerializer, serializers.ModelSerializer):
+    dimension = serializers.CharField(
+        max_length=63,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The Dimension the profile belongs to (its stewards govern it); "
+        "absent or null: shared by every Dimension (operators only).",
+    )
     # The support kinds themselves are grounding's vocabulary (policies imports
     # neither app); registration refuses kinds outside it.
     support_vocabulary = serializers.ListField(
@@ -168,6 +176,7 @@ class ProfileInputSerializer(StrictSerializer, serializers.ModelSerializer):
     class Meta:
         model = Profile
         fields = [
+            "dimension",
             "name",
             "version",
             "support_vocabulary",
@@ -176,10 +185,19 @@ class ProfileInputSerializer(StrictSerializer, serializers.ModelSerializer):
             "mapping_profile_ref",
             "endpoint_role_map",
         ]
+        # Uniqueness is judged by governance, after the caller's role: a validator
+        # here would tell anyone which refs are taken.
+        validators: list = []
 
 
 class ProfileSerializer(serializers.ModelSerializer):
     ref = serializers.CharField(read_only=True, help_text="name@version")
+    dimension = serializers.CharField(
+        source="dimension.name",
+        read_only=True,
+        allow_null=True,
+        help_text="The Dimension the profile belongs to; null: shared by every Dimension.",
+    )
 
     class Meta:
         model = Profile

@@ -60,10 +60,13 @@ STATUS_BY_CODE: dict[str, int] = {
     "role_required": 403,
     "disclosure_not_decided": 403,
     "recipient_reserved": 403,
+    "operator_required": 403,
     "dimension_required": 400,
     "not_found": 404,
     "revision_mismatch": 412,
     "precondition_required": 428,
+    # The admin sign-in of a locked-out username and address (policies/lockout.py).
+    "login_locked_out": 429,
     "wsp_contract_violation": 422,
     "banned_field": 422,
     "profile_not_published": 409,
@@ -76,6 +79,10 @@ STATUS_BY_CODE: dict[str, int] = {
     "integrity_conflict": 409,
     "change_conflict": 409,
     "export_unrepresentable": 422,
+    # Idempotency keys (policies.web.idempotency, API.md "Retries and idempotency").
+    "invalid_idempotency_key": 400,
+    "idempotency_key_reuse": 422,
+    "idempotency_in_progress": 409,
 }
 
 

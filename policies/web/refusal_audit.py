@@ -88,8 +88,10 @@ def audit_refused_request(request: Any, code: str, status_code: int) -> None:
     body = getattr(request, "_full_data", None)
     dimension = body.get("dimension") if isinstance(body, dict) else None
     try:
+        # The Dimension the request names or its link is in; the event keeps it only
+        # when the caller holds a role there (policies.audit.record).
         if grounding_id is not None:
-            dimension = audit.link_dimension(grounding_id)
+            dimension = audit.link_dimension(grounding_id, actor=actor)
         audit_refusal(
             action,
             code[:64],

@@ -328,7 +328,9 @@ def _profile_body(**overrides):
 def test_a_model_validation_error_on_post_profiles_is_400_with_a_pointer(world):
     # The serializer admits an empty map; the model does not (blank): a model error.
     response = _post(
-        client_for(world.steward), "/api/v1/profiles/", _profile_body(endpoint_role_map={})
+        client_for(world.steward),
+        "/api/v1/profiles/",
+        _profile_body(endpoint_role_map={}, dimension=world.dimension.name),
     )
     payload = problem(response, 400, "validation_error")
     assert [(o["pointer"], o["code"]) for o in payload["offenders"]] == [
@@ -407,7 +409,9 @@ def test_a_number_where_a_policy_endpoint_wants_a_string_is_refused(world):
         "safety_policy_ref": 7,
         "owner_ref": "role:curator",
     }
-    response = _post(client_for(world.steward), "/api/v1/dimensions/", body)
+    response = _post(
+        client_for(factories.UserFactory(is_superuser=True)), "/api/v1/dimensions/", body
+    )
     payload = problem(response, 400, "validation_error")
     assert [(o["pointer"], o["code"]) for o in payload["offenders"]] == [
         ("/safety_policy_ref", "type")

@@ -33,7 +33,10 @@ def test_creating_a_set_answers_201_with_location_etag_and_members(world):
     response = _create(world, links)
     assert response.status_code == 201
     assert response["ETag"] == '"1"'
-    assert response["Location"] == "http://testserver/api/v1/evidence-sets/urn:set:bridge/1/"
+    # Set refs are unique per Dimension: the Location names the set's Dimension too.
+    assert response["Location"] == (
+        f"http://testserver/api/v1/evidence-sets/urn:set:bridge/1/?dimension={world.dimension.name}"
+    )
     body = response.json()
     assert body["revision"] == 1
     assert body["members"] == [

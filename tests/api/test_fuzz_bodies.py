@@ -206,13 +206,13 @@ OPERATIONS = [
               lambda w, _: {"decision_ref": "urn:decision:fuzz", "dimension": w.dimension.name,
                             "recipient_scope": "role:reviewer", "purpose": "review",
                             "fields": ["support"], "grounding_ids": None}),
-    Operation("dimensions", "post", "steward", lambda w, _: "/api/v1/dimensions/",
+    Operation("dimensions", "post", "operator", lambda w, _: "/api/v1/dimensions/",
               lambda w, _: {"name": "fuzzroom", "namespace": "urn:grounding:fuzz",
                             "policy_package_ref": "urn:p@1", "disposition_policy_ref": "urn:d@1",
                             "disclosure_policy_ref": "urn:c@1", "safety_policy_ref": "urn:s@1",
                             "owner_ref": "role:curator"}),
     Operation("profiles", "post", "steward", lambda w, _: "/api/v1/profiles/",
-              lambda w, _: {"name": "fuzz", "version": "1.0.0",
+              lambda w, _: {"dimension": w.dimension.name, "name": "fuzz", "version": "1.0.0",
                             "support_vocabulary": ["quotation"],
                             "selector_profiles": ["nfc-codepoint-halfopen@1"],
                             "field_schemas": {"claim_scope": {"type": "object"}},
@@ -244,7 +244,13 @@ def _check(response, *, where: str) -> None:
 @pytest.mark.parametrize("operation", OPERATIONS, ids=[o.name for o in OPERATIONS])
 def test_no_body_reaches_a_server_error(world, operation, django_db_blocker):
     # The passage the citations fixture's documents would name; any passage will do.
-    client = client_for(getattr(world, operation.user))
+    # Creating a Dimension is an operator's act (API.md "Tenancy"): a superuser sends it.
+    user = (
+        factories.UserFactory(is_superuser=True, is_staff=True)
+        if operation.user == "operator"
+        else getattr(world, operation.user)
+    )
+    client = client_for(user)
     shared = factories.register_link(world.curator, world.dimension, world.profile, world.passage)
     base = operation.body(world, shared)
     sent = 0

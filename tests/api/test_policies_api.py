@@ -36,7 +36,7 @@ def test_an_access_steward_records_reads_and_revokes_a_decision(world):
 
     listed = [d["decision_ref"] for d in client.get(DECISIONS).json()]
     assert "urn:access:d9" in listed
-    assert f"urn:grounding:{world.dimension.name}:internal:curator" in listed
+    assert "urn:access:internal:curator" in listed
     by_ref = client.get(f"{DECISIONS}urn:access:d9/")
     assert by_ref.status_code == 200 and by_ref.json()["id"] == body["id"]
     by_id = client.get(f"{DECISIONS}{body['id']}/")
@@ -63,7 +63,7 @@ def test_recording_a_decision_needs_the_access_steward_role(world):
     problem(response, 403, "role_required")
     assert not DisclosureDecision.objects.filter(decision_ref="urn:access:d9").exists()
     problem(client_for(world.curator).get(f"{DECISIONS}urn:grounding:x/"), 404, "not_found")
-    internal = f"urn:grounding:{world.dimension.name}:internal:curator"
+    internal = "urn:access:internal:curator"
     problem(client_for(world.curator).get(f"{DECISIONS}{internal}/"), 403, "role_required")
     problem(client_for(world.curator).delete(f"{DECISIONS}{internal}/"), 403, "role_required")
     assert client_for(world.curator).get(DECISIONS).json() == []
@@ -113,14 +113,15 @@ DIMENSION = {
 }
 
 
-def test_a_steward_creates_a_dimension_and_becomes_its_steward(world):
-    client = client_for(world.steward)
+def test_an_operator_creates_a_dimension_and_becomes_its_steward(world):
+    operator = factories.UserFactory(is_superuser=True)
+    client = client_for(operator)
     response = client.post("/api/v1/dimensions/", DIMENSION, format="json")
     assert response.status_code == 201
     assert response.json()["name"] == "newsroom"
     assert response.json()["is_active"] is True
     assert DimensionMembership.objects.filter(
-        user=world.steward, dimension__name="newsroom", role=Role.STEWARD
+        user=operator, dimension__name="newsroom", role=Role.STEWARD
     ).exists()
     # Its staff got their internal decisions.
     assert DisclosureDecision.objects.filter(dimension__name="newsroom", internal=True).count() == 4
@@ -128,19 +129,8 @@ def test_a_steward_creates_a_dimension_and_becomes_its_steward(world):
     assert names == sorted([world.dimension.name, "newsroom"])
 
 
-def test_a_superuser_creates_a_dimension(world):
-    admin = factories.UserFactory(is_superuser=True)
-    response = client_for(admin).post("/api/v1/dimensions/", DIMENSION, format="json")
-    assert response.status_code == 201
-
-
-def test_creating_a_dimension_needs_a_steward(world):
-    response = client_for(world.curator).post("/api/v1/dimensions/", DIMENSION, format="json")
-    problem(response, 403, "role_required")
-
-
-def test_an_invalid_or_duplicate_dimension_is_a_validation_error(world):
-    client = client_for(world.steward)
+def test_an_invalid_or_duplicate_dimension_is_a_validation_error_for_an_operator(world):
+    client = client_for(factories.UserFactory(is_superuser=True))
     body = problem(
         client.post("/api/v1/dimensions/", {**DIMENSION, "name": "Bad Name!"}, format="json"),
         400,
@@ -167,24 +157,39 @@ PROFILE = {
 }
 
 
-def test_a_steward_drafts_and_publishes_a_profile(world):
+def test_a_steward_drafts_and_publishes_a_profile_of_the_dimension(world):
     client = client_for(world.steward)
-    created = client.post("/api/v1/profiles/", PROFILE, format="json")
+    body = {**PROFILE, "dimension": world.dimension.name}
+    created = client.post("/api/v1/profiles/", body, format="json")
     assert created.status_code == 201
     assert created.json()["ref"] == "wm-mem-016@2.0.0"
+    assert created.json()["dimension"] == world.dimension.name
     assert created.json()["status"] == "draft"
     published = client.post("/api/v1/profiles/wm-mem-016@2.0.0/publish/")
     assert published.status_code == 200
     assert published.json()["status"] == "published"
     assert published.json()["published_at"] is not None
     problem(client.post("/api/v1/profiles/wm-mem-016@2.0.0/publish/"), 409, "profile_not_draft")
-    refs = [p["ref"] for p in client_for(world.curator).get("/api/v1/profiles/").json()]
-    assert "wm-mem-016@2.0.0" in refs and world.profile.ref in refs
+    listed = {
+        p["ref"]: p["dimension"] for p in client_for(world.curator).get("/api/v1/profiles/").json()
+    }
+    assert listed == {"wm-mem-016@2.0.0": world.dimension.name, world.profile.ref: None}
+
+
+def test_an_operator_drafts_and_publishes_a_shared_profile(world):
+    client = client_for(factories.UserFactory(is_superuser=True))
+    created = client.post("/api/v1/profiles/", PROFILE, format="json")
+    assert created.status_code == 201
+    assert (created.json()["ref"], created.json()["dimension"]) == ("wm-mem-016@2.0.0", None)
+    assert client.post("/api/v1/profiles/wm-mem-016@2.0.0/publish/").status_code == 200
+    assert Profile.objects.get(version="2.0.0").dimension is None
 
 
 def test_profiles_need_a_steward_and_a_known_reference(world):
     problem(
-        client_for(world.curator).post("/api/v1/profiles/", PROFILE, format="json"),
+        client_for(world.curator).post(
+            "/api/v1/profiles/", {**PROFILE, "dimension": world.dimension.name}, format="json"
+        ),
         403,
         "role_required",
     )
@@ -202,14 +207,23 @@ def test_an_invalid_or_duplicate_profile_is_a_validation_error(world):
     body = problem(
         client.post(
             "/api/v1/profiles/",
-            {**PROFILE, "version": "two", "field_schemas": {"claim_scope": {"type": 12}}},
+            {
+                **PROFILE,
+                "dimension": world.dimension.name,
+                "version": "two",
+                "field_schemas": {"claim_scope": {"type": 12}},
+            },
             format="json",
         ),
         400,
         "validation_error",
     )
     assert pointers(body) == ["/field_schemas", "/version"]
-    duplicate = {**PROFILE, "name": world.profile.name, "version": world.profile.version}
-    body = problem(client.post("/api/v1/profiles/", duplicate, format="json"), 400,
-                   "validation_error")  # fmt: skip
-    assert [(o["pointer"], o["code"]) for o in body["offenders"]] == [("", "unique")]
+    # The Dimension's own may not take a shared profile's ref, nor one of its own.
+    for version in (world.profile.version, "2.0.0"):
+        duplicate = {**PROFILE, "dimension": world.dimension.name, "version": version}
+        if version == "2.0.0":
+            assert client.post("/api/v1/profiles/", duplicate, format="json").status_code == 201
+        body = problem(client.post("/api/v1/profiles/", duplicate, format="json"), 400,
+                       "validation_error")  # fmt: skip
+        assert [(o["pointer"], o["code"]) for o in body["offenders"]] == [("", "unique")]

@@ -13,7 +13,9 @@ from rest_framework.test import APIClient
 
 from evidence.offsets import codepoint_to_utf16
 from grounding.models import AnchorObservation, GroundingLink
-from grounding.services.citations.service import register_from_citations
+from grounding.services.citations.plan import plan as plan_citation
+from grounding.services.citations.service import PARSERS, _passage_texts, register_from_citations
+from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 from tests import factories
@@ -352,3 +354,40 @@ def test_two_identical_concurrent_requests_create_the_links_once(world, document
     assert sorted(created) == [False, True]
     assert GroundingLink.objects.count() == 7
     assert AuditEvent.objects.filter(action="register").count() == 7
+
+
+def _master_refs(world, body) -> list[str]:
+    """The master_refs the request's links will have (computed as the service does)."""
+    parsed = PARSERS[body["format"]](body["payload"], pointer="/payload", offset_unit=None)
+    texts = _passage_texts(body["passages"], world.dimension)
+    plans = [
+        plan_citation(
+            c,
+            request=body,
+            dimension=world.dimension,
+            answer=parsed.answer_text,
+            texts=texts,
+            media_type=parsed.media_type,
+        )
+        for c in parsed.citations
+    ]
+    return [p.master_ref for p in plans if p.item is not None]
+
+
+def test_another_dimensions_links_with_the_request_s_master_refs_are_no_replay(world, documents):
+    """master_ref is unique per Dimension (API.md "Tenancy"): links another tenant
+    registered under this request's refs are neither replayed nor named."""
+    body = anthropic_body(world, documents)
+    other = factories.make_dimension("citations-b")
+    other_curator = factories.user_with_roles(other, Role.CURATOR)
+    foreign = {
+        str(factories.register_link(other_curator, other, world.profile, master_ref=ref).pk)
+        for ref in _master_refs(world, body)
+    }
+    assert len(foreign) == 7
+    response = post(world.curator, body)
+    assert response.status_code == 201
+    report = response.json()
+    assert report["created"] == 7 and report["counts"]["replayed"] == 0
+    assert not foreign & {e["grounding_id"] for e in report["links"]}
+    assert GroundingLink.objects.filter(dimension=world.dimension).count() == 7

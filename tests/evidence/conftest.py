@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.wsp import validate_response
-from policies.disclosure import record_internal_decisions
+from policies.governance import record_internal_decisions
 from policies.models import AuditEvent, Dimension, DimensionMembership
 from tests import factories
 

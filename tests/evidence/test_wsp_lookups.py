@@ -26,16 +26,17 @@ def test_the_lookups_find_what_their_querysets_find(curator, dimension):
 
     with CaptureQueriesContext(connection) as seen:
         stored = wsp_write._stored_hashes(hashes)
-        sources = wsp_write._stored_sources([(later, "digest")])
+        sources = wsp_write._stored_sources([(later, "digest")], dimension)
         earlier = wsp_write._EarliestPassages.of(hashes, dimension)
     assert len(seen.captured_queries) == 3
 
     assert stored == set(Content.objects.filter(sha256__in=hashes).values_list("sha256", flat=True))
     assert 0 < len(stored) < len(hashes)
     urls = {o["url"]["canonical"] for o in later["observations"]}
-    assert sources == {s.canonical_url: s for s in Source.objects.filter(canonical_url__in=urls)}
+    mine = Source.objects.filter(dimension=dimension, canonical_url__in=urls)
+    assert sources == {s.canonical_url: s for s in mine}
     assert {url: s.source_id for url, s in sources.items()} == {
-        s.canonical_url: s.source_id for s in Source.objects.filter(canonical_url__in=urls)
+        s.canonical_url: s.source_id for s in mine
     }
     assert all(not s._state.adding for s in sources.values())
     rows = Passage.objects.filter(dimension=dimension, content_sha256__in=hashes)

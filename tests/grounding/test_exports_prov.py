@@ -12,7 +12,7 @@ from rdflib.compare import isomorphic
 from rdflib.namespace import PROV
 
 from grounding.exports import prov
-from grounding.exports.canonical import ntriples_sha256
+from grounding.exports.canonical import agent_iri, ntriples_sha256
 from grounding.models import Projection
 from policies.kernel.canonical import canonical_sha256
 from tests import factories
@@ -130,9 +130,13 @@ def test_a_withdrawn_link_has_its_history_as_activities(world):
         activity_node(link, 3): world.access_steward,
     }
     for activity, user in users.items():
-        agent = URIRef(f"urn:grounding:agent:user:{user.username}")
+        agent = URIRef(agent_iri(link.dimension.name, user.pk))
         assert (activity, PROV.wasAssociatedWith, agent) in graph
         assert (agent, RDF.type, PROV.Agent) in graph
+        # Accounts leave the registry as opaque refs only: no username anywhere.
+        assert user.username not in body["turtle"]
+        assert user.username not in json.dumps(body["jsonld"])
+    assert len({agent_iri(link.dimension.name, u.pk) for u in users.values()}) == 3
     assert (projected(graph), G.displayState, Literal("withdrawn")) in graph
 
 
@@ -166,8 +170,9 @@ def test_disclosed_reviewers_and_verdicts_appear(world):
     body = h.project(world, case.link, FORMAT)
     graph, _ = graphs(body)
     assert (None, PROV.wasAttributedTo, URIRef("urn:reviewer:r2")) in graph
-    reviewer_agent = URIRef(f"urn:grounding:agent:user:{world.reviewer.username}")
+    reviewer_agent = URIRef(agent_iri(case.link.dimension.name, world.reviewer.pk))
     assert (activity_node(case.link, 2), PROV.wasAssociatedWith, reviewer_agent) in graph
+    assert world.reviewer.username not in body["turtle"]
     verdicts = {str(v) for v in graph.objects(None, G.verdict)}
     assert verdicts == {"supporting", "conflicting"}
 
@@ -182,9 +187,12 @@ def test_withheld_reviewers_and_verdicts_stay_out_of_the_graph(world, link):
     assert not list(graph.objects(None, G.verdict))
     assert "urn:reviewer:r1" not in body["turtle"]
     assert world.reviewer.username not in body["turtle"]
-    # The curator's registration is still attributed.
-    curator = URIRef(f"urn:grounding:agent:user:{world.curator.username}")
-    assert (activity_node(other, 1), PROV.wasAssociatedWith, curator) in graph
+    # Without assessments.reviewer no activity names an account, not even the
+    # curator's registration (actor identities leave only where reviewers do).
+    assert not list(graph.subject_objects(PROV.wasAssociatedWith))
+    assert not list(graph.subjects(RDF.type, PROV.Agent))
+    assert world.curator.username not in body["turtle"]
+    assert "urn:grounding:agent:" not in body["turtle"]
     entry = next(e for e in body["loss_report"] if e["distinction"] == "assessments.reviewer")
     assert "no agent" in entry["detail"]
     assert prov.validate(graph)[0]

@@ -2,21 +2,23 @@
 client cannot choose, and failed authentication is throttled per address.
 
 In-process tests check the rules; the gunicorn tests run two real servers on the
-test run's PostgreSQL (database cache) or on Redis (REDIS_URL), and count one limit
-across both.
+test run's PostgreSQL (ThrottleCounter rows) or on Redis (REDIS_URL), and count one
+limit across both. Exactness under concurrency: test_throttling_exact.py.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import time
 import uuid
 
 import pytest
 import requests
-from django.db import connection
 from rest_framework.test import APIClient
 
+from policies.models import ThrottleCounter
+from policies.web.throttling import parse_rate
 from tests import factories
 from tests.conftest import requires_postgres
 from tests.ops.live import database_url, gunicorn
@@ -85,18 +87,38 @@ def test_behind_one_trusted_proxy_the_address_is_the_one_that_proxy_saw(rates, s
 
 
 @pytest.mark.django_db
-def test_counters_are_rows_of_the_database_cache_table(rates, world, settings):
-    assert settings.CACHES["default"]["BACKEND"] == "django.core.cache.backends.db.DatabaseCache"
+def test_counters_are_rows_per_caller_scope_and_window(rates, world):
     rates(read="1/min")
     client = APIClient()
     client.force_authenticate(world.curator)
+    if time.time() % 60 > 55:  # both requests in one minute window
+        time.sleep(60.5 - time.time() % 60)
+    window_end = (int(time.time()) // 60 + 1) * 60
     assert client.get(LIST).status_code == 200
     response = client.get(LIST)
     assert_throttled(response.status_code, response, response.json())
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT cache_key FROM grounding_cache")
-        keys = [row[0] for row in cursor.fetchall()]
-    assert f"grounding:1:throttle_read_user:{world.curator.pk}" in keys
+    rows = list(ThrottleCounter.objects.values_list("ident", "scope", "count", "window_end"))
+    assert rows == [(f"user:{world.curator.pk}", "read", 2, window_end)]
+
+
+@pytest.mark.django_db
+def test_a_rate_period_may_carry_a_multiple():
+    assert parse_rate("300/min") == (300, 60)
+    assert parse_rate("10/5s") == (10, 5)
+    assert parse_rate("20/15m") == (20, 900)
+    assert parse_rate("1000/hour") == (1000, 3600)
+    assert parse_rate("5/day") == (5, 86400)
+    with pytest.raises(ValueError, match="not a throttle rate"):
+        parse_rate("5/fortnight")
+
+
+@pytest.mark.django_db
+def test_a_failed_authentication_is_counted_in_the_same_counter(rates):
+    rates(auth_failure="2/min")
+    client = APIClient()
+    assert client.get(LIST, REMOTE_ADDR="192.0.2.44", **WRONG).status_code == 401
+    row = ThrottleCounter.objects.get()
+    assert (row.ident, row.scope, row.count) == ("ip:192.0.2.44", "auth_failure", 1)
 
 
 # -- two real servers, one limit
@@ -109,6 +131,9 @@ def _one_limit_across_two_servers(world, **server_env: str) -> str:
         "GROUNDING_CACHE_KEY_PREFIX": f"test-{uuid.uuid4().hex}",
         **server_env,
     }
+    # Ten reads and seven failures within one minute window.
+    if time.time() % 60 > 45:
+        time.sleep(61 - time.time() % 60)
     with gunicorn(database_url(), **env) as first, gunicorn(database_url(), **env) as second:
         servers = [first, second]
 
@@ -128,11 +153,13 @@ def _one_limit_across_two_servers(world, **server_env: str) -> str:
 @requires_postgres
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_two_gunicorn_servers_share_one_limit_in_the_database_cache(world):
-    prefix = _one_limit_across_two_servers(world)
-    with connection.cursor() as cursor:  # committed by the servers: leave none behind
-        cursor.execute("DELETE FROM grounding_cache WHERE cache_key LIKE %s", [f"{prefix}:%"])
-        assert cursor.rowcount == 2  # the user's read window and the address's failures
+def test_two_gunicorn_servers_share_one_limit_in_postgresql(world):
+    _one_limit_across_two_servers(world)
+    rows = ThrottleCounter.objects.order_by("scope").values_list("ident", "scope", "count")
+    assert list(rows) == [
+        ("ip:127.0.0.1", "auth_failure", 7),
+        (f"user:{world.curator.pk}", "read", 10),
+    ]
 
 
 def _redis_reachable() -> bool:
@@ -153,11 +180,8 @@ def test_two_gunicorn_servers_share_one_limit_in_redis(world):
 
     prefix = _one_limit_across_two_servers(world, REDIS_URL=REDIS_URL)
     store = redis.Redis.from_url(REDIS_URL)
-    keys = store.keys(f"{prefix}:*")
-    assert len(keys) == 2
+    keys = sorted(store.keys(f"{prefix}:*"))
+    assert [int(store.get(k)) for k in keys] == [7, 10]  # auth_failure, then read
+    assert all(0 < store.ttl(k) <= 120 for k in keys)
     store.delete(*keys)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM grounding_cache WHERE cache_key LIKE %s", [prefix + "%"]
-        )
-        assert cursor.fetchone()[0] == 0
+    assert ThrottleCounter.objects.count() == 0

@@ -20,6 +20,7 @@ from policies.actions import (
     public_entry,
     refusal_audited,
 )
+from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 from tests import factories
@@ -150,14 +151,26 @@ def test_a_public_entry_screens_unstorable_input_before_the_body_runs():
 
 
 def test_audit_refusal_outside_any_transaction_commits_on_its_own():
-    audit_refusal("read", "not_found", actor=None, dimension="demo", references={"view": "x"})
-    event = AuditEvent.objects.get()
+    dimension = factories.make_dimension("demo")
+    member = factories.user_with_roles(dimension, Role.REVIEWER)
+    audit_refusal("read", "not_found", actor=member, dimension="demo", references={"view": "x"})
+    event = AuditEvent.objects.get(outcome="refused")
     assert (event.action, event.code, event.dimension_ref, event.references) == (
         "read",
         "not_found",
         "demo",
         {"view": "x"},
     )
+
+
+def test_a_refusal_is_audited_under_a_dimension_only_for_its_members():
+    factories.make_dimension("demo")
+    stranger = factories.UserFactory(username="stranger")
+    for actor in (None, stranger):
+        audit_refusal("read", "not_found", actor=actor, dimension="demo")
+    assert sorted(
+        AuditEvent.objects.filter(outcome="refused").values_list("actor_ref", "dimension_ref")
+    ) == [("anonymous", ""), ("user:stranger", "")]
 
 
 def test_grounding_bodies_compose_and_a_refused_one_leaves_the_others(world, link):

@@ -15,7 +15,7 @@ from django.utils import timezone
 from knox.models import AuthToken
 from rest_framework.test import APIClient
 
-from policies.models import AuditEvent, DimensionMembership, DisclosureDecision
+from policies.models import AuditEvent, Dimension, DimensionMembership, DisclosureDecision
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -50,10 +50,10 @@ def test_create_dimension_records_the_internal_decisions_and_its_steward():
     assert result == {
         "dimension": "acme",
         "decisions": [
-            "urn:grounding:acme:internal:access_steward",
-            "urn:grounding:acme:internal:curator",
-            "urn:grounding:acme:internal:reviewer",
-            "urn:grounding:acme:internal:steward",
+            "urn:access:internal:access_steward",
+            "urn:access:internal:curator",
+            "urn:access:internal:reviewer",
+            "urn:access:internal:steward",
         ],
     }
     decisions = DisclosureDecision.objects.filter(dimension__name="acme", internal=True)
@@ -73,6 +73,28 @@ def test_create_dimension_records_the_internal_decisions_and_its_steward():
         .order_by("occurred_at", "event_id")
         .values_list("action", flat=True)
     ) == ["create_dimension", "grant_role"]
+
+
+def test_create_dimension_derives_the_references_it_is_not_given_from_the_name():
+    run("create_dimension", "acme", "--owner-ref=role:acme-ops")
+
+    dimension = Dimension.objects.get(name="acme")
+    assert (
+        dimension.namespace,
+        dimension.policy_package_ref,
+        dimension.disposition_policy_ref,
+        dimension.disclosure_policy_ref,
+        dimension.safety_policy_ref,
+        dimension.owner_ref,
+    ) == (
+        "urn:grounding:acme",
+        "urn:policy:acme:package@1",
+        "urn:policy:acme:retention@1",
+        "urn:policy:acme:disclosure@1",
+        "urn:policy:acme:untrusted-content@1",
+        "role:acme-ops",
+    )
+    assert dimension.disclosure_decisions.filter(internal=True).count() == 4
 
 
 def test_create_dimension_refuses_a_duplicate_an_invalid_name_and_an_unknown_steward():

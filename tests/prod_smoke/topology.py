@@ -64,6 +64,9 @@ class Topology(DatabaseTier, WebTier):
             "DATABASE_REPLICA_URL": f"postgres://{APP_USER}@{replica}/{DATABASE}"
             f"?application_name={name}",
             "GROUNDING_SERVER_NAME": name,
+            # nginx appends the client to X-Forwarded-For: the lockout and the throttles
+            # count the address it saw, not nginx's own.
+            "GROUNDING_TRUSTED_PROXIES": "1",
             # The throttle counters every server shares (as REDIS_URL in production):
             # kept off the database, so a read touches the replica alone.
             "REDIS_URL": f"redis://127.0.0.1:{self.ports['redis']}/0",

@@ -86,13 +86,15 @@ def _entry(plan: Plan) -> dict[str, Any]:
     return entry
 
 
-def build_report(request: dict, plans: list[Plan], *, created: int) -> dict[str, Any]:
+def build_report(
+    request: dict, plans: list[Plan], *, created: int, dimension: Any
+) -> dict[str, Any]:
     refs = [p.master_ref for p in plans if p.item is not None]
     links = {
         link.master_ref: link
-        for link in GroundingLink.objects.filter(master_ref__in=refs).select_related(
-            "current_statement", "current_anchor_observation"
-        )
+        for link in GroundingLink.objects.filter(
+            dimension=dimension, master_ref__in=refs
+        ).select_related("current_statement", "current_anchor_observation")
     }
     citations, listed = [], []
     for plan in plans:

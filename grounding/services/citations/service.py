@@ -45,6 +45,7 @@ from typing import Any
 from django.db import IntegrityError
 
 from evidence.models import Passage
+from grounding.bodies import BULK_MAX_ITEMS
 from grounding.models import GroundingLink
 from grounding.services import inputs
 from grounding.services._common import refusal_context, refuse_invalid
@@ -138,7 +139,7 @@ def do_register_from_citations(*, actor, request: Any, dimension: str | None) ->
     offenders = check_request(request)
     if not isinstance(request, dict):
         refuse_invalid(offenders)
-    dim, profile = _policy(request, offenders)
+    dim, profile = _policy(request, offenders, actor)
     if dim is not None and not roles_of(actor, dim):
         # A Dimension where the caller holds no role reads as one that does not exist.
         dim = None
@@ -167,10 +168,19 @@ def do_register_from_citations(*, actor, request: Any, dimension: str | None) ->
         for c in parsed.citations
     ]
     wanted = [p for p in plans if p.item is not None]
-    existing = set(
-        GroundingLink.objects.filter(master_ref__in=[p.master_ref for p in wanted]).values_list(
-            "master_ref", flat=True
+    if len(wanted) > BULK_MAX_ITEMS:
+        # One request registers at most what one bulk request may (API.md "Tenancy").
+        detail = f"the payload holds {len(wanted)} citations; at most {BULK_MAX_ITEMS} are taken."
+        raise Refusal(
+            "validation_error",
+            "the request is not valid.",
+            offenders=[Offender("/payload", "max_items", detail)],
         )
+    # master_ref is unique per Dimension: another tenant's equal ref is not a replay.
+    existing = set(
+        GroundingLink.objects.filter(
+            dimension=dim, master_ref__in=[p.master_ref for p in wanted]
+        ).values_list("master_ref", flat=True)
     )
     new = [p for p in wanted if p.master_ref not in existing]
     for plan in wanted:
@@ -201,7 +211,7 @@ def do_register_from_citations(*, actor, request: Any, dimension: str | None) ->
                     use_builtin_resolver=True,
                     reason="provider quote resolved in the passage text",
                 )
-    report = build_report(request, plans, created=len(new))
+    report = build_report(request, plans, created=len(new), dimension=dim)
     audit.record(
         actor=actor,
         action="register_from_citations",
@@ -228,7 +238,9 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _policy(request: dict, offenders: list[Offender]) -> tuple[Dimension | None, Profile | None]:
+def _policy(
+    request: dict, offenders: list[Offender], actor
+) -> tuple[Dimension | None, Profile | None]:
     dimension = profile = None
     name = request.get("dimension")
     if isinstance(name, str) and name:
@@ -237,7 +249,9 @@ def _policy(request: dict, offenders: list[Offender]) -> tuple[Dimension | None,
             offenders.append(unknown_dimension())
     ref = request.get("profile")
     if isinstance(ref, str) and ref:
-        profile = Profile.by_ref(ref)
+        # A Dimension's own profiles only for its members (Profile.by_ref's contract).
+        own = dimension if dimension is not None and roles_of(actor, dimension) else None
+        profile = Profile.by_ref(ref, own)
         if profile is None:
             offenders.append(Offender("/profile", "unknown_reference", "no such profile."))
     return dimension, profile

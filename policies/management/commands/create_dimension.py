@@ -1,9 +1,11 @@
-"""`manage.py create_dimension NAME --namespace … --…-ref …`: a new Dimension.
+"""`manage.py create_dimension NAME [--namespace …] [--…-ref …]`: a new Dimension.
 
-The same operation as the API's `POST /api/v1/dimensions/`: the Dimension, the
-disclosure decisions its own staff need (`record_internal_decisions`), and the
-audit event, in one transaction. `--steward USER` also grants that user the
-steward role, so the Dimension can be governed from the API.
+Creating a Dimension is an operator's act: this command, or the API's
+`POST /api/v1/dimensions/` for a superuser (anyone else is refused there with
+`operator_required`). The Dimension, the disclosure decisions its own staff need
+(`governance.record_internal_decisions`), and the audit event, in one transaction.
+Each reference defaults to one derived from the name (`DEFAULTS`). `--steward USER`
+also grants that user the steward role, so the Dimension can be governed from the API.
 """
 
 from __future__ import annotations
@@ -28,6 +30,15 @@ REFS = {
     "safety_policy_ref": "external policy for untrusted source content",
     "owner_ref": "accountable agent-operator role, e.g. role:grounding-curator",
 }
+# What each reference is when not given, from the Dimension's name.
+DEFAULTS = {
+    "namespace": "urn:grounding:{name}",
+    "policy_package_ref": "urn:policy:{name}:package@1",
+    "disposition_policy_ref": "urn:policy:{name}:retention@1",
+    "disclosure_policy_ref": "urn:policy:{name}:disclosure@1",
+    "safety_policy_ref": "urn:policy:{name}:untrusted-content@1",
+    "owner_ref": "role:grounding-curator",
+}
 
 
 class Command(BaseCommand):
@@ -37,7 +48,8 @@ class Command(BaseCommand):
         parser.add_argument("name", help="lowercase letters, digits, . _ - (e.g. acme)")
         for field, meaning in REFS.items():
             option = f"--{field.replace('_', '-')}"
-            parser.add_argument(option, dest=field, required=True, help=meaning)
+            default = DEFAULTS[field].replace("{name}", "NAME")
+            parser.add_argument(option, dest=field, help=f"{meaning} (default: {default})")
         parser.add_argument("--steward", metavar="USER", help="grant this user the steward role")
         parser.add_argument(
             "--json", dest="as_json", action="store_true", help="print the result as JSON"
@@ -46,7 +58,10 @@ class Command(BaseCommand):
     def handle(self, *args, name: str, steward: str | None, as_json: bool, **options) -> None:
         if Dimension.objects.filter(name=name).exists():
             raise CommandError(f"a Dimension {name!r} exists already")
-        values = {"name": name, **{field: options[field] for field in REFS}}
+        values = {
+            "name": name,
+            **{field: options[field] or DEFAULTS[field].format(name=name) for field in REFS},
+        }
         steward_user = user_named(steward) if steward else None
         # Both bodies in one transaction (policies.actions): no Dimension without its
         # steward; a refusal is audited after the rollback.

@@ -1,0 +1,42 @@
+"""Throttle counters (policies.web.throttling): one row per caller, scope and window."""
+
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("policies", "0006_internal_decision_refs_name_no_dimension"),
+    ]
+
+    operations = [
+        migrations.CreateModel(
+            name="ThrottleCounter",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "ident",
+                    models.CharField(
+                        help_text="The caller: user:<id> or ip:<address>.", max_length=64
+                    ),
+                ),
+                ("scope", models.CharField(max_length=32)),
+                (
+                    "window_end",
+                    models.BigIntegerField(help_text="End of the window, in Unix seconds."),
+                ),
+                ("count", models.PositiveIntegerField(default=0)),
+            ],
+            options={
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("window_end", "scope", "ident"), name="throttle_counter_unique"
+                    )
+                ],
+            },
+        ),
+    ]
