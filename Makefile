@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint ci clean bench lock prod-smoke
+.PHONY: install run test lint ci clean bench lock prod-smoke spec
 
 # Local runs: DEBUG on and human-readable log lines, unless the environment says otherwise.
 LOCAL := DJANGO_DEBUG=$${DJANGO_DEBUG:-1} DJANGO_LOG_FORMAT=$${DJANGO_LOG_FORMAT:-text}
@@ -37,6 +37,11 @@ lock: install
 
 test: install
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The committed OpenAPI description (spec.yaml): written from the code; the suite fails
+# when it differs from what the server serves (tests/api/test_committed_schema.py).
+spec: install
+	DJANGO_SECRET_KEY=$${DJANGO_SECRET_KEY:-spec-only} $(BIN)/python manage.py spectacular --validate --file spec.yaml
 
 lint: install
 	$(BIN)/ruff check .

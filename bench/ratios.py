@@ -94,7 +94,8 @@ RATIOS = (
 )  # fmt: skip
 
 # The list's documented orderings (docs/api.md "Lists"), each measured at every
-# corpus size (`reads_at_scale` … `orderings`); held equal to the allow-list by
+# corpus size (`reads_at_scale` … `orderings`: the slower p50 of its first page and
+# of the page from the middle of the list); held equal to the allow-list by
 # tests/ops/test_bench_ratios.py.
 ORDERINGS = ("-grounding_id", "grounding_id", "-observed_at", "observed_at", "-revision",
              "revision")  # fmt: skip
@@ -105,7 +106,7 @@ SCALING = {
     "list_scaling": ("list page p50 across corpus sizes", ("scales",), ("list_p50_ms",)),
     **{
         f"ordering_scaling[{o}]": (
-            f"?ordering={o}: the slower of its first page and a page from the middle",
+            f"list page p50 across sizes, ordering={o}",
             ("scales",),
             ("orderings", o, "p50_ms"),
         )
@@ -260,4 +261,16 @@ def absolute_rows(results: dict) -> list[tuple[str, ...]]:
         Figure("memory", ("bulk_register", "peak_rss_mb"), "MB"), rss)  # fmt: skip
     row(f"peak RSS, {m.get('wsp_import', {}).get('documents', '?')}-document batch import",
         Figure("memory", ("wsp_import", "peak_rss_mb"), "MB"), rss)  # fmt: skip
+    t = results.get("throttle") or {}
+    row("throttle before a view: queries per request",
+        Figure("throttle", ("counter", "queries_per_request"), ""), Target("≤", 1))  # fmt: skip
+    row("throttle before a view: µs per request",
+        Figure("throttle", ("counter", "us_per_request"), "µs"))  # fmt: skip
+    row(f"throttle, {t.get('contended', {}).get('threads', '?')} threads on one caller: "
+        "µs per request", Figure("throttle", ("contended", "us_per_request"), "µs"))  # fmt: skip
+    row("throttle in Redis: µs per request", Figure("throttle", ("redis", "us_per_request"), "µs"))
+    row("DRF's throttle over the database cache (replaced): queries per request",
+        Figure("throttle", ("drf_cache_before", "queries_per_request"), ""))  # fmt: skip
+    row("DRF's throttle over the database cache (replaced): µs per request",
+        Figure("throttle", ("drf_cache_before", "us_per_request"), "µs"))  # fmt: skip
     return [r for r in rows if r[1] != "—"]

@@ -21,11 +21,15 @@ divides. Steps and the knobs that size them (defaults in brackets):
   BENCH_HTTP_REQUESTS [3000], BENCH_HTTP_ROUNDS [3], BENCH_GUNICORN_WORKERS [2 per
   core], BENCH_GUNICORN_THREADS [1], BENCH_GUNICORN_WORKER_CLASS [sync]
 - concurrency: 32 writers on one revision through two gunicorn servers.
+- throttle: the exact throttle counter before a view, queries and µs per request,
+  alone and from BENCH_THROTTLE_THREADS [8] threads on one caller, beside DRF's
+  throttle over the database cache it replaced. BENCH_THROTTLE_REQUESTS [2000]
 - memory: peak RSS (VmHWM) of a writer process during one 1,000-link bulk
   registration and one batch import. BENCH_RSS_WSP_DOCS [100]
 - reads_at_scale: the link tables emptied, then grown by COPY to each size; at each,
   the list page and one raw psycopg query returning the same page (its floor), taking
-  turns, p50 of 30 calls each; then revisions/{1,100,1000}. BENCH_READ_LINKS [1000000] (sizes
+  turns, p50 of 30 calls each; each documented ordering's first page and the page
+  from the middle of the list; then revisions/{1,100,1000}. BENCH_READ_LINKS [1000000] (sizes
   10,000, 100,000, 1,000,000 up to it, and it), or BENCH_READ_SCALES=a,b,c.
 
 BENCH_ONLY=step,… runs some steps and keeps the others' figures from the last run;
@@ -100,6 +104,7 @@ def main() -> None:
         ("http_register", lambda: workloads.http_register(tokens)),
         ("concurrency", lambda: workloads.concurrency(tokens)),
         ("memory", workloads.peak_rss),
+        ("throttle", workloads.throttle_cost),
         ("reads_at_scale", lambda: workloads.reads_at_scale(tokens)),
     ]
     only = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))

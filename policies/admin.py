@@ -14,6 +14,8 @@ Audit events can never be added, changed or deleted.
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group, User
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from knox.models import AuthToken
@@ -285,3 +287,28 @@ class ClientTokenAdmin(ReadOnlyAdminMixin, DisclosedAdmin):
 
     def has_view_permission(self, request: HttpRequest, obj=None) -> bool:
         return bool(request.user.is_superuser)
+
+
+class _NoExistenceOracle:
+    """Django's user and group admins look the row up before they check the reader's
+    permission, so a staff user without it tells an existing id (403) from an unknown
+    one (a redirect). Without the permission, no id names a row here."""
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field=None):
+        if not self.has_view_or_change_permission(request):
+            return None
+        return super().get_object(request, object_id, from_field)
+
+
+admin.site.unregister(User)
+admin.site.unregister(Group)
+
+
+@admin.register(User)
+class RegistryUserAdmin(_NoExistenceOracle, UserAdmin):
+    pass
+
+
+@admin.register(Group)
+class RegistryGroupAdmin(_NoExistenceOracle, GroupAdmin):
+    pass

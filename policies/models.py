@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
@@ -331,3 +333,18 @@ class IdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} of user {self.user_id}: {self.status}"
+
+    @classmethod
+    def forget_answers_about(cls, ref: str) -> int:
+        """Purge the stored answers that name `ref` (a disposed link's id): an answer
+        may copy payloads a disposal purges. The key stays used (a retry must not write
+        again, which would register the disposed link anew): its replay answers that
+        the link was disposed, with the first status. How many."""
+        purged = json.dumps(
+            {
+                "detail": "the first answer to this key named a link since disposed; "
+                "its copied text is purged.",
+                "disposed": ref,
+            }
+        )
+        return cls.objects.filter(body__contains=ref).update(body=purged)

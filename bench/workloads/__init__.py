@@ -4,12 +4,14 @@ figures for bench/results.json.
 writes: bulk registration beside COPY, change fan-out. wsp: WSP import and the
 COPY of its rows. serving: HTTP under gunicorn (register, floor, naive peer) and
 32 writers on one revision. memory: peak RSS of a writer process. reads: list pages
-at each corpus size beside the raw query, revisions/{n}.
+at each corpus size beside the raw query, revisions/{n}. throttle: the throttle's
+cost per request.
 """
 
 from bench.workloads.memory import peak_rss
 from bench.workloads.reads import reads_at_scale
 from bench.workloads.serving import concurrency, http_register
+from bench.workloads.throttle import throttle_cost
 from bench.workloads.writes import bulk_register, fanout
 from bench.workloads.wsp import wsp_import
 
@@ -20,5 +22,6 @@ __all__ = [
     "http_register",
     "peak_rss",
     "reads_at_scale",
+    "throttle_cost",
     "wsp_import",
 ]

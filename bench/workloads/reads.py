@@ -1,5 +1,7 @@
 """Reads at scale: a list page at each corpus size beside one raw psycopg query
-returning the same page (its floor), and revisions/{n} of a link with 1,000 revisions.
+returning the same page (its floor), each ordering's first page and a page from the
+middle of the list (through a cursor), and revisions/{n} of a link with 1,000
+revisions.
 
 The corpus is the link tables alone: the step empties them (the earlier steps'
 figures are taken by then) and COPYs clones of one registered link up to each size,

@@ -27,6 +27,9 @@ PRIMARY = DEFAULT_DB_ALIAS
 REPLICA = "replica"
 # The database cache's model (django.core.cache.backends.db).
 CACHE_APP_LABEL = "django_cache"
+# Rows read where they were just written: throttle counters (an UNLOGGED table, which a
+# physical replica cannot read) and idempotency keys (a retry must find its first answer).
+PRIMARY_ONLY = frozenset({"policies.throttlecounter", "policies.idempotencykey"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
 _pinned: ContextVar[bool] = ContextVar("database_pinned_to_primary", default=False)
@@ -50,8 +53,8 @@ class ReplicaRouter:
     def db_for_read(self, model, **hints) -> str:
         if not replica_configured() or _pinned.get():
             return PRIMARY
-        if model._meta.app_label == CACHE_APP_LABEL:
-            return PRIMARY  # throttle counters are read where they were just written
+        if model._meta.app_label == CACHE_APP_LABEL or model._meta.label_lower in PRIMARY_ONLY:
+            return PRIMARY
         if transaction.get_connection(PRIMARY).in_atomic_block:
             return PRIMARY
         return REPLICA

@@ -284,9 +284,10 @@ GROUNDING_MAX_VALUE_BYTES = env_int("GROUNDING_MAX_VALUE_BYTES", default=64 * 10
 # Optional JSON-lines mirror of committed audit events (references only, no source text).
 GROUNDING_AUDIT_LOG_PATH = env_str("GROUNDING_AUDIT_LOG_PATH", default="")
 
-# The cache holds the throttle counters, so it is one store for every worker and server:
-# Redis when REDIS_URL is set (Django's own backend), else a database table that
-# migrations create (policies/migrations/0003_cache_table.py).
+# Throttle counters (policies.web.throttling) are one store for every worker and server:
+# Redis when REDIS_URL is set (INCR + EXPIRE), else the ThrottleCounter table on the
+# primary. The default cache is the same Redis, else a database table that migrations
+# create (policies/migrations/0003_cache_table.py).
 REDIS_URL = env_str("REDIS_URL", default="")
 CACHE_TABLE = "grounding_cache"
 CACHES = {
@@ -301,7 +302,6 @@ CACHES = {
         else {
             "BACKEND": "django.core.cache.backends.db.DatabaseCache",
             "LOCATION": CACHE_TABLE,
-            # Counters expire after their window; culling live ones would forget requests.
             "OPTIONS": {"MAX_ENTRIES": 100_000},
         }
     )
@@ -331,7 +331,8 @@ REST_FRAMEWORK = {
     # outermost of this many trusted proxies in front (0: the header is ignored).
     "NUM_PROXIES": env_int("GROUNDING_TRUSTED_PROXIES", default=0),
     # Per user and scope, and failed token authentications per client address;
-    # GROUNDING_THROTTLE_RATES="write=100/min,bulk=10/min" overrides. Counted in CACHES.
+    # GROUNDING_THROTTLE_RATES="write=100/min,bulk=10/5m" overrides. Counted exactly, in
+    # fixed windows of the rate's period (policies.web.throttling).
     "DEFAULT_THROTTLE_RATES": {
         "read": "1200/min",
         "write": "300/min",

@@ -7,9 +7,10 @@ outside a view) are problem+json under /api/ too, via the handlers below.
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from grounding.api.views import ApiRootView
+from grounding.project.schema import SchemaView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -19,7 +20,7 @@ urlpatterns = [
     path("api/v1/", include("grounding.api.urls")),
     path("api/v1/", include("policies.api.urls")),
     path("api/v1/", include("evidence.api.urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/schema/", SchemaView.as_view(), name="schema"),
     # Swagger UI's set-up script as a file and its page style in one (CSP: no inline code).
     path(
         "api/docs/",

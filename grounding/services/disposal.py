@@ -37,6 +37,7 @@ from policies import audit
 from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
+from policies.models import IdempotencyKey
 
 # Selector members that copy source text; positions and types are not payloads.
 _COPIED_SELECTOR_KEYS = ("exact", "prefix", "suffix", "value")
@@ -77,6 +78,8 @@ def do_dispose(
     link.disposition_receipt_ref = record.receipt_ref
     refresh_display(link)
     save_revision(link, actor=actor, reason="disposed under a recorded receipt")
+    # Stored first answers of idempotent writes may copy what was just purged.
+    IdempotencyKey.forget_answers_about(str(link.grounding_id))
     audit.record(
         actor=actor,
         action="dispose",

@@ -1,6 +1,20 @@
-"""Throttle counters (policies.web.throttling): one row per caller, scope and window."""
+"""Throttle counters (policies.web.throttling): one row per caller, scope and window.
+
+On PostgreSQL the table is UNLOGGED: a counted request writes no WAL and waits for no
+flush at commit. A crash empties it, which forgets at most the current windows' counts;
+counters are never read from a replica, which has no unlogged rows."""
 
 from django.db import migrations, models
+
+TABLE = "policies_throttlecounter"
+
+
+def _persistence(logged: str):
+    def run(apps, schema_editor):
+        if schema_editor.connection.vendor == "postgresql":
+            schema_editor.execute(f"ALTER TABLE {TABLE} SET {logged}")
+
+    return run
 
 
 class Migration(migrations.Migration):
@@ -39,4 +53,5 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
+        migrations.RunPython(_persistence("UNLOGGED"), _persistence("LOGGED"), elidable=False),
     ]

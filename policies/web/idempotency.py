@@ -199,9 +199,3 @@ class WriteScope:
         # A write of several transactions (a change notification's batches) may meet a
         # concurrent retry's equal answer stored first: that one stands.
         IdempotencyKey.objects.bulk_create([row], ignore_conflicts=True)
-
-
-def sweep(now: Any = None) -> int:
-    """Delete the keys whose time has passed; how many."""
-    deleted, _ = IdempotencyKey.objects.filter(expires_at__lte=now or timezone.now()).delete()
-    return deleted

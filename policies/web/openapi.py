@@ -4,7 +4,9 @@ helper, the problem responses and the conditional-request headers.
 Every operation declares its problem responses as application/problem+json
 (`ProblemSerializer`, rendered by `policies.web.errors`); every mutation of an
 existing link or evidence set declares If-Match (required: without it, and without
-the body's expected_revision, the server answers 428) and 412/428. Request bodies
+the body's expected_revision, the server answers 428) and 412/428. Every write
+(POST, PATCH, DELETE) declares the Idempotency-Key header, its 400, 409 and 422, and
+the Idempotent-Replayed header of a replay (policies.web.idempotency). Request bodies
 are closed (`close_request_bodies`): the server refuses members it does not know.
 """
 
@@ -23,22 +25,28 @@ from policies.web.errors import PROBLEM_CONTENT_TYPE
 COMMON = (401, 403, 429)
 BODY = (400, 413, 415)
 CONDITIONAL = (400, 409, 412, 428)
+# A write's Idempotency-Key: invalid (400), in progress (409), reused (422).
+IDEMPOTENT = (400, 409, 422)
+WRITE_HANDLERS = frozenset({"post", "patch", "delete"})
 
 PROBLEM_DESCRIPTIONS = {
     400: "validation_error (with offenders), parse_error, body_too_deep (nested deeper "
     "than GROUNDING_MAX_JSON_DEPTH), invalid_if_match, expected_revision_conflict, "
-    "unknown_reference, format_unavailable or dimension_required.",
+    "unknown_reference, format_unavailable, dimension_required or "
+    "invalid_idempotency_key.",
     401: "not_authenticated.",
     403: "role_required or disclosure_not_decided.",
     404: "not_found.",
     405: "method_not_allowed.",
     409: "The request conflicts with the record's state (e.g. assessment_input_mismatch, "
     "link_withdrawn, profile_not_published, dimension_inactive, decision_exists, "
-    "master_ref_conflict, integrity_conflict).",
+    "master_ref_conflict, integrity_conflict, idempotency_in_progress: a request with "
+    "this Idempotency-Key is still running).",
     412: "revision_mismatch: the body carries current_revision.",
     413: "payload_too_large.",
     415: "unsupported_media_type: send application/json.",
-    422: "wsp_contract_violation or banned_field (with every offender); nothing is stored.",
+    422: "wsp_contract_violation or banned_field (with every offender), or "
+    "idempotency_key_reuse (the key was sent with another request); nothing is stored.",
     428: "precondition_required: send If-Match or expected_revision.",
     429: "throttled: see Retry-After.",
 }
@@ -139,6 +147,30 @@ ETAG = OpenApiParameter(
     'ETag: `"3"`. Send it back as If-Match.',
 )
 LOCATION = OpenApiParameter("Location", OpenApiTypes.URI, OpenApiParameter.HEADER, response=[201])
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[ -~]{1,255}$"},
+    OpenApiParameter.HEADER,
+    required=False,
+    description="Makes a retry safe: the same key with the same body (canonical JSON) "
+    "answers the first answer again, status and body, with `Idempotent-Replayed: true`, "
+    "and writes nothing; the same key with another body ⇒ 422 idempotency_key_reuse; "
+    "while the first request with it runs ⇒ 409 idempotency_in_progress. 1–255 "
+    "printable ASCII characters (else 400 invalid_idempotency_key), per caller, kept "
+    "GROUNDING_IDEMPOTENCY_TTL_HOURS (24). A refused request stores no key.",
+)
+
+
+def idempotent_replayed(responses: dict[Any, Any]) -> OpenApiParameter:
+    """The Idempotent-Replayed header of the operation's successes (only a success
+    stores its answer)."""
+    return OpenApiParameter(
+        "Idempotent-Replayed",
+        {"type": "string", "enum": ["true"]},
+        OpenApiParameter.HEADER,
+        response=[code for code in responses if str(code).startswith("2")],
+        description="On a replay of an Idempotency-Key's first answer: `true`.",
+    )
 
 
 class AutoSchema(SpectacularAutoSchema):
@@ -185,7 +217,9 @@ def api_operation(
     credentials that fail and 429 only); one with a body also 400, 413 and 415;
     `conditional` (a mutation of an existing link or set) adds If-Match and 400, 409,
     412, 428. `etag` declares the ETag of a link or set response, `location` the
-    Location of what a 201 created. Tags default to the path's first segment.
+    Location of what a 201 created. Tags default to the path's first segment. A
+    write handler (`post`, `patch`, `delete`) adds Idempotency-Key with its 400, 409
+    and 422, and Idempotent-Replayed.
     """
     codes = ({401, 429} if public else set(COMMON)) | set(errors)
     params = list(parameters)
@@ -198,12 +232,22 @@ def api_operation(
         params.append(ETAG)
     if location:
         params.append(LOCATION)
-    return extend_schema(
-        summary=summary,
-        description=kwargs.pop("description", summary),
-        request=request,
-        responses={**responses, **problem_responses(*codes)},
-        parameters=params or None,
-        tags=list(tags) if tags is not None else None,
-        **kwargs,
-    )
+    description = kwargs.pop("description", summary)
+
+    def decorate(handler: Callable) -> Callable:
+        write = handler.__name__ in WRITE_HANDLERS
+        return extend_schema(
+            summary=summary,
+            description=description,
+            request=request,
+            responses={**responses, **problem_responses(*codes, *(IDEMPOTENT if write else ()))},
+            parameters=(
+                [*params, IDEMPOTENCY_KEY, idempotent_replayed(responses)]
+                if write
+                else params or None
+            ),
+            tags=list(tags) if tags is not None else None,
+            **kwargs,
+        )(handler)
+
+    return decorate

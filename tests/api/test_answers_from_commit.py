@@ -191,14 +191,13 @@ def test_a_committed_register_answers_201_though_its_backend_is_terminated_after
     world, short_lock_timeout
 ):
     client = client_for(world.curator)
-    with other_connection() as other:
-        with after_the_commit(_terminator(other)) as ran:
-            response = client.post(
-                "/api/v1/groundings/",
-                register_body(world),
-                format="json",
-                HTTP_X_REQUEST_ID="drill-kill-register",
-            )
+    with other_connection() as other, after_the_commit(_terminator(other)) as ran:
+        response = client.post(
+            "/api/v1/groundings/",
+            register_body(world),
+            format="json",
+            HTTP_X_REQUEST_ID="drill-kill-register",
+        )
     connection.close()  # the terminated session; the next query connects anew
     assert ran
     assert response.status_code == 201, response.content[:300]
@@ -213,15 +212,14 @@ def test_a_committed_patch_answers_200_though_its_backend_is_terminated_after_th
 ):
     link = factories.register_link(world.curator, world.dimension, world.profile, world.passage)
     client = client_for(world.curator)
-    with other_connection() as other:
-        with after_the_commit(_terminator(other)) as ran:
-            response = client.patch(
-                f"/api/v1/groundings/{link.pk}/",
-                {"owner_ref": "urn:team:y", "revision_reason": "handover"},
-                format="json",
-                HTTP_IF_MATCH='"1"',
-                HTTP_X_REQUEST_ID="drill-kill-patch",
-            )
+    with other_connection() as other, after_the_commit(_terminator(other)) as ran:
+        response = client.patch(
+            f"/api/v1/groundings/{link.pk}/",
+            {"owner_ref": "urn:team:y", "revision_reason": "handover"},
+            format="json",
+            HTTP_IF_MATCH='"1"',
+            HTTP_X_REQUEST_ID="drill-kill-patch",
+        )
     connection.close()
     assert ran
     assert response.status_code == 200, response.content[:300]
@@ -229,3 +227,22 @@ def test_a_committed_patch_answers_200_though_its_backend_is_terminated_after_th
     link.refresh_from_db()
     assert link.revision == 2
     assert outcomes("drill-kill-patch") == ["applied"]
+
+
+def test_a_key_committed_with_its_write_replays_after_the_backend_was_terminated(
+    world, short_lock_timeout
+):
+    # The key is stored in the write's transaction: once the write committed, so did
+    # the key, and a retry (the client lost the answer) replays it.
+    client = client_for(world.curator)
+    body = register_body(world)
+    with other_connection() as other, after_the_commit(_terminator(other)) as ran:
+        first = client.post(
+            "/api/v1/groundings/", body, format="json", HTTP_IDEMPOTENCY_KEY="kill-1"
+        )
+    connection.close()
+    assert ran and first.status_code == 201
+    again = client.post("/api/v1/groundings/", body, format="json", HTTP_IDEMPOTENCY_KEY="kill-1")
+    assert again.status_code == 201 and again["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert GroundingLink.objects.count() == 1

@@ -40,6 +40,19 @@ def test_the_schema_is_also_served_as_yaml(db):
     assert "/api/v1/groundings/" in document["paths"]
 
 
+def test_format_json_serves_json_and_format_yaml_yaml(db, schema):
+    as_json = Client().get("/api/schema/?format=json")
+    assert as_json.status_code == 200
+    assert as_json["Content-Type"].startswith("application/vnd.oai.openapi+json")
+    assert as_json.json()["paths"].keys() == schema["paths"].keys()
+    as_yaml = Client().get("/api/schema/?format=yaml")
+    assert as_yaml["Content-Type"].startswith("application/vnd.oai.openapi")
+    assert yaml.safe_load(as_yaml.content)["openapi"] == schema["openapi"]
+    unknown = Client().get("/api/schema/?format=xml")
+    assert unknown.status_code == 404
+    assert unknown["Content-Type"].startswith(PROBLEM)
+
+
 def test_every_documented_path_of_the_contract_is_present(schema):
     expected = {
         "/api/v1/groundings/": {"get", "post"},

@@ -22,14 +22,19 @@ def _results(**overrides) -> dict:
                           "naive_peer": {"req_per_s": 320.0}},
         "reads_at_scale": {"run_id": RUN, "links": 1_000_000, "list_p50_ms": 24.0,
                            "raw_p50_ms": 6.0, "list_queries": 6,
-                           "scales": {"100000": {"list_p50_ms": 22.0},
-                                      "10000": {"list_p50_ms": 20.0},
-                                      "1000000": {"list_p50_ms": 24.0}},
+                           "scales": {"100000": {"list_p50_ms": 22.0, "orderings": {
+                                          o: {"p50_ms": 22.0} for o in ratios.ORDERINGS}},
+                                      "10000": {"list_p50_ms": 20.0, "orderings": {
+                                          o: {"p50_ms": 20.0} for o in ratios.ORDERINGS}},
+                                      "1000000": {"list_p50_ms": 24.0, "orderings": {
+                                          o: {"p50_ms": 24.0} for o in ratios.ORDERINGS}}},
                            "revisions": {"1": {"p50_ms": 10.0}, "100": {"p50_ms": 11.0},
                                          "1000": {"p50_ms": 16.0}}},
         "memory": {"run_id": RUN, "bulk_register": {"links": 1000, "peak_rss_mb": 120.5},
                    "wsp_import": {"documents": 100, "peak_rss_mb": 310.0}},
     }  # fmt: skip
+    # An ordering that sorts the whole Dimension: a middle page 3 times slower at 1M.
+    results["reads_at_scale"]["scales"]["1000000"]["orderings"]["revision"]["p50_ms"] = 60.0
     results.update(overrides)
     return results
 
@@ -44,6 +49,12 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
         "list_over_raw": 4.0,  # 24 / 6
         "fanout_over_bulk": 0.75,  # 4500 / 6000
         "list_scaling": 1.2,  # 24 / 20
+        "ordering_scaling[-grounding_id]": 1.2,
+        "ordering_scaling[grounding_id]": 1.2,
+        "ordering_scaling[-observed_at]": 1.2,
+        "ordering_scaling[observed_at]": 1.2,
+        "ordering_scaling[-revision]": 1.2,
+        "ordering_scaling[revision]": 3.0,  # 60 / 20
         "revisions_scaling": 1.6,  # 16 / 10
     }
     assert {k: v["met"] for k, v in got.items()} == {
@@ -54,6 +65,7 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
         "list_over_raw": False,
         "fanout_over_bulk": False,
         "list_scaling": True,
+        **{f"ordering_scaling[{o}]": o != "revision" for o in ratios.ORDERINGS},
         "revisions_scaling": False,
     }
     assert got["copy_over_bulk"] == {
@@ -62,6 +74,20 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
     }  # fmt: skip
     # Smallest size first, whatever the order in results.json.
     assert got["list_scaling"]["p50_ms"] == {"10000": 20.0, "100000": 22.0, "1000000": 24.0}
+    assert got["ordering_scaling[revision]"] == {
+        "ratio": 3.0, "p50_ms": {"10000": 20.0, "100000": 22.0, "1000000": 60.0},
+        "target": "≤ 1.5", "met": False,
+    }  # fmt: skip
+
+
+def test_the_bench_measures_every_documented_ordering_of_the_list():
+    from grounding.api.filters import ORDERINGS
+
+    assert tuple(ORDERINGS) == ratios.ORDERINGS
+    # One scaling ratio per ordering, between the list's and the revisions'.
+    keys = list(ratios.SCALING)
+    assert keys == ["list_scaling", *(f"ordering_scaling[{o}]" for o in ORDERINGS),
+                    "revisions_scaling"]  # fmt: skip
 
 
 def test_a_figure_of_another_run_gives_no_ratio():
@@ -85,6 +111,10 @@ def test_a_step_that_did_not_run_gives_no_ratio_and_one_size_no_scaling():
     assert got["register_over_naive_peer"]["met"] is None
     assert got["list_scaling"] == {
         "ratio": None, "p50_ms": {"10000": 20.0}, "target": "≤ 1.5", "met": None,
+    }  # fmt: skip
+    # An older results.json, without the orderings: no figure, no ratio.
+    assert got["ordering_scaling[-observed_at]"] == {
+        "ratio": None, "p50_ms": {}, "target": "≤ 1.5", "met": None,
     }  # fmt: skip
 
 
@@ -111,6 +141,15 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "≤ 1.5",
         "yes",
     )
+    assert relative[12] == (
+        "list page p50 across sizes, ordering=revision [ordering_scaling[revision]]",
+        "20 ms / 22 ms / 60 ms",
+        "at 10,000 / 100,000 / 1,000,000",
+        "3×",
+        "≤ 1.5",
+        "NO",
+    )
+    assert relative[13][0] == "revisions/{1, 100, 1000} p50 [revisions_scaling]"
     by_path = {row[0]: row for row in absolute}
     assert by_path["peak RSS, 100-document batch import"] == (
         "peak RSS, 100-document batch import", "310 MB", "—", "—", "< 300 MB", "NO",

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from django.apps import apps
 from django.conf import settings
 from django.db import transaction
 from django.http import HttpResponse
@@ -40,6 +41,12 @@ def _obj(alias):
 def test_reads_go_to_the_replica_outside_a_transaction(router):
     assert not transaction.get_connection("default").in_atomic_block
     assert router.db_for_read(AuditEvent) == "replica"
+
+
+def test_throttle_counters_and_idempotency_keys_are_read_on_the_primary(router):
+    assert not transaction.get_connection("default").in_atomic_block
+    for label in ("policies.ThrottleCounter", "policies.IdempotencyKey"):
+        assert router.db_for_read(apps.get_model(label)) == "default", label
 
 
 @pytest.mark.django_db(transaction=True)

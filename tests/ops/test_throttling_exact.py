@@ -205,3 +205,39 @@ def test_concurrent_clients_across_two_servers_get_exactly_the_limit_per_window(
     ends = [row.window_end for row in rows]
     assert [row.count for row in rows] == [CLIENTS, CLIENTS]
     assert ends[1] - ends[0] == PERIOD and ends[0] % PERIOD == 0
+
+
+@requires_postgres
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_the_counter_table_is_unlogged_on_postgresql():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relpersistence FROM pg_class WHERE relname = %s",
+            [ThrottleCounter._meta.db_table],
+        )
+        assert cursor.fetchone() == ("u",)  # a counted request waits for no WAL flush
+
+
+def test_the_bench_reports_the_throttles_queries_and_microseconds_per_request():
+    from bench import report
+
+    results = {
+        "run_id": "r",
+        "throttle": {"run_id": "r", "requests": 2000,
+                     "counter": {"queries_per_request": 1.0, "us_per_request": 513.1},
+                     "contended": {"threads": 8, "us_per_request": 260.3},
+                     "drf_cache_before": {"queries_per_request": 6.0, "us_per_request": 6589.4}},
+    }  # fmt: skip
+    _, absolute = report.rows(results)
+    assert {row[0]: row[1:] for row in absolute} == {
+        "throttle before a view: queries per request": ("1", "—", "—", "≤ 1", "yes"),
+        "throttle before a view: µs per request": ("513 µs", "—", "—", "", ""),
+        "throttle, 8 threads on one caller: µs per request": ("260 µs", "—", "—", "", ""),
+        "DRF's throttle over the database cache (replaced): queries per request": (
+            "6", "—", "—", "", "",
+        ),
+        "DRF's throttle over the database cache (replaced): µs per request": (
+            "6,589 µs", "—", "—", "", "",
+        ),
+    }  # fmt: skip
