@@ -15,6 +15,7 @@ def rows(results: dict) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
 
 def print_table(results: dict) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     cores = results.get("machine_cores")
@@ -26,9 +27,10 @@ def print_table(results: dict) -> None:
         table.add_column(name, justify="left" if name in ("path", "limit in the same run")
                          else "right")  # fmt: skip
     relative, absolute = rows(results)
+    # Cells as text, not markup: a key like "[copy_over_bulk]" would read as a style.
     for row in relative:
-        table.add_row(*row)
+        table.add_row(*(escape(str(cell)) for cell in row))
     table.add_section()
     for row in absolute:
-        table.add_row(*row)
+        table.add_row(*(escape(str(cell)) for cell in row))
     Console(width=200).print(table)

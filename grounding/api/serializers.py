@@ -87,7 +87,20 @@ class AnchorObservationResultSerializer(_RecordResult):
     resolution_state = serializers.ChoiceField(
         source="record.resolution_state", choices=ResolutionState.choices
     )
-    anchor_result = structured("anchor_result", source="record.anchor_result")
+    anchor_result = structured(
+        "anchor_result",
+        source="record.anchor_result",
+        required=False,
+        help_text="Absent when anchor.selector or passage.excerpt is withheld from the actor.",
+    )
+
+    def to_representation(self, result: Recorded) -> dict[str, Any]:
+        out = super().to_representation(result)
+        # Offsets and digests of the matched text go with anchor.selector and
+        # passage.excerpt (API.md "Tenancy"): as the link document shows them.
+        if "anchor_result" not in (result.document or {}).get("anchor", {}):
+            out.pop("anchor_result", None)
+        return out
 
 
 class WithdrawalResultSerializer(_RecordResult):

@@ -103,3 +103,32 @@ def test_the_page_shows_no_anchor_result_when_it_is_withheld(client, world, anch
     assert "Anchor resolved" not in html
     assert "<mark" not in html
     assert "code points 11–25" not in html
+
+
+@pytest.mark.parametrize("withheld", ["anchor.selector", "passage.excerpt"])
+def test_recording_an_observation_answers_no_anchor_result_the_actor_may_not_see(
+    world, link, withheld
+):
+    restrict_curators_to(world, [f for f in EVERY_FIELD if f != withheld])
+    response = client_for(world.curator).post(
+        url(link.grounding_id, "anchor-observations/"),
+        {"resolver": "builtin"},
+        format="json",
+        HTTP_IF_MATCH='"1"',
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["resolution_state"] == "resolved"
+    assert "anchor_result" not in body
+    assert '"text_sha256"' not in response.content.decode()
+
+
+def test_recording_an_observation_answers_its_anchor_result_when_it_may_be_seen(world, link):
+    response = client_for(world.curator).post(
+        url(link.grounding_id, "anchor-observations/"),
+        {"resolver": "builtin"},
+        format="json",
+        HTTP_IF_MATCH='"1"',
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["anchor_result"]["status"] == "resolved"

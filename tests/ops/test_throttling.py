@@ -28,6 +28,14 @@ WRONG = {"HTTP_AUTHORIZATION": "Token " + "f" * 40}
 REDIS_URL = os.environ.get("GROUNDING_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 
+@pytest.fixture(autouse=True)
+def no_leftover_counters(django_db_setup, django_db_blocker):
+    """No counter rows of requests made outside any test's transaction (a module-scoped
+    fixture's schema fetch commits its anonymous count): each test counts its own."""
+    with django_db_blocker.unblock():
+        ThrottleCounter.objects.all().delete()
+
+
 @pytest.fixture
 def rates(settings):
     def set_rates(**rates: str) -> None:

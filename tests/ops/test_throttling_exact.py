@@ -24,7 +24,11 @@ from policies.web.throttling import count_request
 from tests import factories
 from tests.conftest import requires_postgres
 from tests.ops.live import database_url, gunicorn
-from tests.ops.test_throttling import REDIS_URL, _redis_reachable
+from tests.ops.test_throttling import (  # noqa: F401  (an autouse fixture)
+    REDIS_URL,
+    _redis_reachable,
+    no_leftover_counters,
+)
 
 LIST = "/api/v1/groundings/"
 requires_redis = pytest.mark.skipif(

@@ -33,16 +33,17 @@ def _program(name: str) -> str | None:
     return shutil.which(name, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
 
 
-def ensure_packages() -> dict[str, str]:
-    """Install with apt whatever program is missing; return where each one is."""
-    missing = sorted({PACKAGES[name] for name in PACKAGES if _program(name) is None})
+def ensure_packages(names: tuple[str, ...] = tuple(PACKAGES)) -> dict[str, str]:
+    """Install with apt whatever program of `names` (all by default) is missing; return
+    where each one is."""
+    missing = sorted({PACKAGES[name] for name in names if _program(name) is None})
     if missing:
         print(f"   apt-get install -y {' '.join(missing)}", flush=True)
         sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         run([*sudo, "apt-get", "update", "-qq"], timeout=300, env=env)
         run([*sudo, "apt-get", "install", "-y", "-qq", *missing], timeout=600, env=env)
-    paths = {name: _program(name) for name in PACKAGES}
+    paths = {name: _program(name) for name in names}
     absent = [name for name, path in paths.items() if path is None]
     if absent:
         raise SmokeFailure(f"still missing after apt-get: {', '.join(absent)}")

@@ -62,7 +62,7 @@ class WebTier:
         wait_until("Redis", answers, timeout=30, service=service)
 
     # -- app servers -------------------------------------------------------------------
-    def start_app_server(self, name: str) -> Service:
+    def start_app_server(self, name: str, workers: int = 2) -> Service:
         gunicorn = Path(sys.executable).with_name("gunicorn")
         service = self.supervisor.start(
             name,
@@ -72,7 +72,7 @@ class WebTier:
                 "--bind",
                 f"127.0.0.1:{self.ports[name]}",
                 "--workers",
-                "2",
+                str(workers),
                 "--threads",
                 "4",
                 "--timeout",
