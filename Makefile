@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint ci clean bench lock prod-smoke spec
+.PHONY: install run test lint ci clean bench lock prod-smoke soak spec
 
 # Local runs: DEBUG on and human-readable log lines, unless the environment says otherwise.
 LOCAL := DJANGO_DEBUG=$${DJANGO_DEBUG:-1} DJANGO_LOG_FORMAT=$${DJANGO_LOG_FORMAT:-text}
@@ -60,3 +60,11 @@ bench: install
 # the topology"). A few minutes at most; PROD_SMOKE_KEEP=1 keeps the scratch logs.
 prod-smoke: install
 	$(BIN)/python -m tests.prod_smoke
+
+# The soak and kill drills of issue 27 against two gunicorn servers on a PostgreSQL
+# cluster of their own (loopback, free ports): a mixed soak with keyed retries, backends
+# terminated during INSERT, COPY and COMMIT, workers SIGKILLed during a COMMIT, 32
+# writers on one revision, a throttle burst; fails on any broken invariant (README
+# "Soak and kill drills"). About a minute and a half; SOAK_KEEP=1 keeps the logs.
+soak: install
+	$(BIN)/python -m tests.soak

@@ -182,7 +182,9 @@ def get_decision(*, actor, key: str, dimension: str | None = None) -> Disclosure
     if scope is not None:
         qs = qs.filter(dimension=scope)
     found = list(qs.filter(decision_ref=key).order_by("id")[:2])
-    if not found and key.isdigit() and len(key) < 19:
+    # isdigit() admits Unicode digits ("²", "٣"), which int() refuses or reads as
+    # another number: only ASCII digits are an id.
+    if not found and key.isascii() and key.isdigit() and len(key) < 19:
         found = list(qs.filter(pk=int(key)))
     decision = _one(found, "disclosure decision")
     if not _is_superuser(actor):

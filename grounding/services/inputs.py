@@ -14,7 +14,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.validators import RegexValidator
 from rest_framework import serializers
+from rest_framework.fields import _UnvalidatedField
 
 from grounding import bodies
 from grounding.choices import UseBasis
@@ -35,8 +37,12 @@ class Body:
     name: str
     declared: dict[str, serializers.Field]
     required: tuple[str, ...]
+    # One check per member but maps, run by `validate_group` on a present, non-null
+    # value. Maps are kept apart: from-citations reads `checks` as its members with a
+    # scalar check (grounding.services.citations.service._STRINGS).
     checks: dict[str, Check]
     groups: dict[str, Body] = field(default_factory=dict)
+    maps: dict[str, Check] = field(default_factory=dict)
 
     @property
     def names(self) -> Iterable[str]:
@@ -69,7 +75,8 @@ class Body:
         self, name: str, value: Any, *, pointer: str, profile: Profile | None = None
     ) -> list[Offender]:
         """The check of one member, on a present value."""
-        return self.checks[name](name, value, pointer, profile)
+        check = self.checks.get(name) or self.maps[name]
+        return check(name, value, pointer, profile)
 
     def strings(self, payload: dict[str, Any], names: Iterable[str], *, pointer: str):
         """Top-level string members, as `check_string` judges them, bounded and required
@@ -90,8 +97,10 @@ class Body:
 def compile_body(name: str, serializer_class: type[serializers.Serializer]) -> Body:
     """The `Body` of `serializer_class`: built once, at import, from its fields.
 
-    The expected revision is left out: it is the request's precondition, which
-    `grounding.api.conditional` takes out of the body before any service runs.
+    Every member gets a check (`_check_for`); a field kind with no check is refused
+    here, at start-up, rather than let through unchecked. The expected revision is
+    left out: it is the request's precondition, which `grounding.api.conditional`
+    takes out of the body before any service runs.
     """
     declared = {
         key: f
@@ -100,30 +109,65 @@ def compile_body(name: str, serializer_class: type[serializers.Serializer]) -> B
     }
     if not all(key.isidentifier() for key in declared):
         raise ValueError(f"{serializer_class.__name__}: member names must be identifiers")
-    checks = {key: c for key, f in declared.items() if (c := _check_for(f)) is not None}
     groups = {
         key: compile_body(key, type(f))
         for key, f in declared.items()
         if isinstance(f, serializers.Serializer)
     }
+    checks: dict[str, Check] = {}
+    maps: dict[str, Check] = {}
+    for key, f in declared.items():
+        where = f"{serializer_class.__name__}.{key}"
+        check = _group(groups[key]) if key in groups else _check_for(f, where)
+        (maps if isinstance(f, serializers.DictField) else checks)[key] = check
     required = tuple(key for key, f in declared.items() if f.required)
-    return Body(name, declared, required, checks, groups)
+    return Body(name, declared, required, checks, groups, maps)
 
 
-def _check_for(declared: serializers.Field) -> Check | None:
+def _check_for(declared: serializers.Field, where: str) -> Check:
+    """The check of one declared field; a kind this compiler does not know is refused
+    (TypeError), so no member of a body goes unchecked."""
     if isinstance(declared, StructuredField):
         return _structured(declared.kind)
     if isinstance(declared, serializers.BooleanField):
         return _flag
     if isinstance(declared, serializers.DateTimeField):
         return _instant
+    if isinstance(declared, serializers.MultipleChoiceField):
+        raise TypeError(f"{where}: no check for MultipleChoiceField")
     if isinstance(declared, serializers.ChoiceField):
         return _choice(list(declared.choices))
     if isinstance(declared, serializers.UUIDField):
         return _reference(required=True, max_length=bodies.REF_LENGTH)
-    if isinstance(declared, serializers.CharField):
+    if isinstance(declared, serializers.RegexField):
+        return _pattern(declared)
+    if type(declared) is serializers.CharField:
         return _reference(required=not declared.allow_blank, max_length=declared.max_length)
-    return None  # groups, lists and maps: the service walks them itself
+    if type(declared) is serializers.IntegerField:
+        return _integer(declared.min_value, declared.max_value)
+    if isinstance(declared, serializers.ListSerializer):
+        if not isinstance(declared.child, serializers.Serializer):
+            raise TypeError(f"{where}: a list of {type(declared.child).__name__}")
+        child = compile_body(where, type(declared.child))
+        return _items(_group(child), declared.min_length, declared.max_length)
+    if type(declared) is serializers.ListField:
+        child_check = _child_check(declared.child, f"{where}[]")
+        return _items(child_check, declared.min_length, declared.max_length)
+    if type(declared) is serializers.DictField:
+        return _map(_child_check(declared.child, f"{where}{{}}"))
+    # Subclasses of the kinds above may add rules of their own (EmailField, a
+    # DecimalField's places…): refused until a check says what they mean.
+    raise TypeError(f"{where}: no check for {type(declared).__name__}")
+
+
+def _child_check(child: serializers.Field, where: str) -> Check:
+    """The check of a list's or a map's item: a group, any JSON value (a DictField's
+    default child, which declares nothing), or a field's own check."""
+    if isinstance(child, serializers.Serializer):
+        return _group(compile_body(where, type(child)))
+    if type(child) is _UnvalidatedField:
+        return _any
+    return _check_for(child, where)
 
 
 def _reference(*, required: bool, max_length: int | None) -> Check:
@@ -159,6 +203,84 @@ def _choice(allowed: list[str]) -> Check:
     return check
 
 
+def _pattern(declared: serializers.RegexField) -> Check:
+    regex = next(v.regex for v in declared.validators if isinstance(v, RegexValidator))
+
+    def check(key: str, value: Any, pointer: str, profile: Profile | None) -> list[Offender]:
+        if not isinstance(value, str) or not regex.search(value):
+            return [Offender(pointer, "pattern", f"{key} must match {regex.pattern}.")]
+        return []
+
+    return check
+
+
+def _integer(minimum: int | None, maximum: int | None) -> Check:
+    def check(key: str, value: Any, pointer: str, profile: Profile | None) -> list[Offender]:
+        # bool is an int in Python, not in JSON.
+        if not isinstance(value, int) or isinstance(value, bool):
+            return [Offender(pointer, "type", f"{key} must be an integer.")]
+        if minimum is not None and value < minimum:
+            return [Offender(pointer, "minimum", f"{key} must be at least {minimum}.")]
+        if maximum is not None and value > maximum:
+            return [Offender(pointer, "maximum", f"{key} must be at most {maximum}.")]
+        return []
+
+    return check
+
+
+def _items(item: Check, min_length: int | None, max_length: int | None) -> Check:
+    """A list: its length as declared, and every item by the child's check, located
+    by its index (a null item is checked too: a list has no optional items)."""
+
+    def check(key: str, value: Any, pointer: str, profile: Profile | None) -> list[Offender]:
+        if not isinstance(value, list):
+            return [Offender(pointer, "type", f"{key} must be a list.")]
+        if min_length is not None and len(value) < min_length:
+            return [Offender(pointer, "min_items", f"{key} needs {min_length} items or more.")]
+        if max_length is not None and len(value) > max_length:
+            return [Offender(pointer, "max_items", f"{key} takes {max_length} items at most.")]
+        offenders: list[Offender] = []
+        for index, each in enumerate(value):
+            at = f"{pointer}/{index}"
+            if each is None:
+                offenders.append(Offender(at, "type", f"an item of {key} cannot be null."))
+            else:
+                offenders += item(f"an item of {key}", each, at, profile)
+        return offenders
+
+    return check
+
+
+def _map(item: Check) -> Check:
+    """An object of arbitrary keys (each escaped into the pointer), every value by the
+    child's check."""
+
+    def check(key: str, value: Any, pointer: str, profile: Profile | None) -> list[Offender]:
+        if not isinstance(value, dict):
+            return [Offender(pointer, "type", f"{key} must be an object.")]
+        offenders: list[Offender] = []
+        for name, each in value.items():
+            at = pointer_join(pointer, str(name))
+            if each is None:
+                offenders.append(Offender(at, "type", f"a value of {key} cannot be null."))
+            else:
+                offenders += item(f"a value of {key}", each, at, profile)
+        return offenders
+
+    return check
+
+
+def _group(group: Body) -> Check:
+    def check(key: str, value: Any, pointer: str, profile: Profile | None) -> list[Offender]:
+        return validate_group(group, value, profile=profile, pointer=pointer)
+
+    return check
+
+
+def _any(key: str, value: Any, pointer: str, profile: Profile | None) -> list[Offender]:
+    return []  # declared as any JSON value: the parsed body is one
+
+
 def _structured(kind: str) -> Check:
     def check(key: str, value: Any, pointer: str, profile: Profile | None) -> list[Offender]:
         profile_schema = (profile.field_schemas or {}).get(key) if profile else None
@@ -184,6 +306,23 @@ CHANGE_NOTIFICATION = compile_body(
 )
 FROM_CITATIONS = compile_body("from_citations", bodies.FromCitationsRequestSerializer)
 _SUPPORT_KINDS = SUPPORT.choices("support_kind")
+
+
+def declared_bodies() -> list[type[serializers.Serializer]]:
+    """Every body and group `grounding.bodies` declares."""
+    return [
+        value
+        for value in vars(bodies).values()
+        if isinstance(value, type)
+        and issubclass(value, serializers.Serializer)
+        and value.__module__ == bodies.__name__
+    ]
+
+
+# Each declared body compiled at start-up, the ones no service walks yet included
+# (bulk registration's envelope, a supplied anchor observation, a member to add):
+# a field kind the compiler cannot check stops the process here.
+COMPILED = {cls.__name__: compile_body(cls.__name__, cls) for cls in declared_bodies()}
 
 
 def validate_group(
@@ -212,7 +351,7 @@ def validate_group(
             for key in group.required
             if value.get(key) in (None, "")
         ]
-    for key, check in group.checks.items():
+    for key, check in (group.checks | group.maps).items():
         item = value.get(key)
         if item is not None:
             # A declared name is a plain identifier: joined as is, no escaping needed.

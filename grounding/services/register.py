@@ -61,8 +61,11 @@ def do_register(*, actor, payload: dict[str, Any]) -> GroundingLink:
 
 
 @composable
-def do_register_many(*, actor, items: list[dict[str, Any]]) -> list[GroundingLink]:
-    """Register all items or none, with bulk history rows (one per created row)."""
+def do_register_many(
+    *, actor, items: list[dict[str, Any]], action: str = "register"
+) -> list[GroundingLink]:
+    """Register all items or none, with bulk history rows (one per created row); each
+    link's event is named `action` (the operation that registered it)."""
     if not isinstance(items, list) or not items:
         raise Refusal(
             "validation_error",
@@ -98,12 +101,23 @@ def do_register_many(*, actor, items: list[dict[str, Any]]) -> list[GroundingLin
             offenders += refusal.offenders
     refuse_invalid(offenders)
     refuse_master_ref_conflicts(prepared, pointers=[f"/items/{i}" for i in range(len(items))])
-    _write(prepared, actor=actor)
+    _write(prepared, actor=actor, action=action)
     return [p.link for p in prepared]
 
 
+# The bulk operation's action: its accepted links and its refusals are audited under
+# one name (from-citations, composing `do_register_many`, keeps "register").
+BULK_ACTION = "register_bulk"
+
+
+@composable
+def do_register_bulk(*, actor, items: list[dict[str, Any]]) -> list[GroundingLink]:
+    """The bulk operation: `do_register_many`, its links' events named `register_bulk`."""
+    return do_register_many(actor=actor, items=items, action=BULK_ACTION)
+
+
 register = public_entry("register", do_register, context=refusal_context)
-register_many = public_entry("register_bulk", do_register_many, context=refusal_context)
+register_many = public_entry(BULK_ACTION, do_register_bulk, context=refusal_context)
 
 
 def refuse_master_ref_conflicts(prepared: list[_Prepared], *, pointers: list[str]) -> None:
@@ -345,13 +359,13 @@ def _build(*, actor, payload, dimension, profile, passage, passage_values) -> _P
     return _Prepared(link=link, statement=statement, passage=binding)
 
 
-def _write(prepared: list[_Prepared], *, actor) -> None:
+def _write(prepared: list[_Prepared], *, actor, action: str = "register") -> None:
     """Bindings first (the link's FKs to them are deferred), then the links, then the
     audit events: one history row per object, one statement for a few links and one
     COPY per table for a batch."""
     audit.record_many(
         actor=actor,
-        action="register",
+        action=action,
         entries=[
             {
                 "grounding_id": item.link.grounding_id,

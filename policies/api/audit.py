@@ -21,8 +21,19 @@ from policies.web.views import ApiView
 STEWARD_ROLES = (Role.STEWARD, Role.ACCESS_STEWARD)
 
 
+# PositiveIntegerField's range on every database (SQLite's is wider): the schema
+# states one bound, the same on SQLite and PostgreSQL.
+REVISION_MAX = 2_147_483_647
+
+
 class AuditEventSerializer(serializers.ModelSerializer):
     dimension = serializers.CharField(source="dimension_ref")
+    expected_revision = serializers.IntegerField(
+        min_value=0, max_value=REVISION_MAX, allow_null=True, required=False
+    )
+    resulting_revision = serializers.IntegerField(
+        min_value=0, max_value=REVISION_MAX, allow_null=True, required=False
+    )
 
     class Meta:
         model = AuditEvent

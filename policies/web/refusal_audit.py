@@ -29,6 +29,9 @@ logger = logging.getLogger("grounding.api")
 
 # (view name, method) of every operation endpoint -> its audit action (the services'
 # own action names, so accepted and refused events of an operation share one).
+# Every write route of the URLconf must have its row: tests/api/test_refusal_audit_routes.py
+# walks the URL patterns and proves each write method's unparseable body leaves one
+# refused event under the action its accepted operation records.
 ACTIONS: dict[tuple[str, str], str] = {
     ("grounding_api:link-list", "POST"): "register",
     ("grounding_api:link-bulk", "POST"): "register_bulk",
@@ -39,6 +42,7 @@ ACTIONS: dict[tuple[str, str], str] = {
     ("grounding_api:link-withdrawal", "POST"): "withdraw",
     ("grounding_api:link-disposal", "POST"): "dispose",
     ("grounding_api:link-projection", "GET"): "project",
+    ("grounding_api:change-notification-list", "POST"): "notify_change",
     ("grounding_api:evidence-set-list", "POST"): "create_evidence_set",
     ("grounding_api:evidence-set-members", "POST"): "change_evidence_set",
     ("grounding_api:evidence-set-member", "DELETE"): "change_evidence_set",

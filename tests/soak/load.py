@@ -115,7 +115,8 @@ def patch_payload(n: int) -> dict:
     return {"support": support, "revision_reason": f"soak revision {n}"}
 
 
-def _retry(attempt: Attempt, is_write: bool, keyed: bool) -> bool:
+def worth_retrying(attempt: Attempt, is_write: bool, keyed: bool) -> bool:
+    """A read is always sent again; a write only with a key (the replay makes it safe)."""
     if attempt.status == 0 or attempt.status >= 500 or attempt.status == 429:
         return keyed or not is_write
     return attempt.status == 409 and attempt.code == "idempotency_in_progress"
@@ -172,7 +173,7 @@ class Client:
                 if response.headers.get("Content-Type", "").startswith("application/problem"):
                     attempt.code = _code(response)
             op.attempts.append(attempt)
-            if not _retry(attempt, is_write, op.key is not None):
+            if not worth_retrying(attempt, is_write, op.key is not None):
                 break
             time.sleep(min(0.05 * (n + 1), 0.5) * random.uniform(0.5, 1.5))
         if response is not None and 200 <= response.status_code < 300:

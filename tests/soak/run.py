@@ -311,7 +311,7 @@ def main() -> int:
         soak.mixed()
         step("kill drill: backends terminated during INSERT, COPY and COMMIT")
         soak.kill()
-        step("worker kill: one gunicorn worker of each server SIGKILLed mid-load")
+        step("worker kill: a gunicorn worker of each server SIGKILLed during a COMMIT, twice")
         soak.worker_kill()
         step(f"race: {RACE_WRITERS} writers PATCH one link with the same If-Match")
         soak.race()

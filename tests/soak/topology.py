@@ -28,7 +28,7 @@ class SoakTopology(Topology):
     def app_env(self, name: str = "manage") -> dict[str, str]:
         env = super().app_env(name)
         for key in ("DATABASE_REPLICA_URL", "DATABASE_POOLER", "REDIS_URL"):
-            env.pop(key)
+            env.pop(key, None)
         env["DATABASE_URL"] = self.primary_url() + f"?application_name={name}"
         env["GROUNDING_THROTTLE_RATES"] = self.throttle_rates
         # A client is told to come back soon: the drills' clients retry within a second.
