@@ -211,10 +211,10 @@ def _validate_shape(values: Any) -> list[Offender]:
         body, {k: v for k, v in values.items() if k in body.checks}, pointer=""
     )
     offenders += body.unknown(values)
-    for key in body.lists:  # their items are resolved by `_resolve_members`
-        if key in values and not isinstance(values[key], list):
-            offenders.append(Offender(f"/{key}", "type", f"{key} must be a list."))
-        elif key in values:
+    # The lists' types and items are the compiled checks' (above); members are then
+    # resolved by `_resolve_members`. What is left is their size.
+    for key in body.lists:
+        if isinstance(values.get(key), list):
             offenders += value_size_offenders(values[key], f"/{key}")
     # The ref is a path segment of the set's URL: it must name itself there.
     offenders += control_offenders(values.get("evidence_set_ref"), "/evidence_set_ref")

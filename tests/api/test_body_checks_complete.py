@@ -121,3 +121,18 @@ def test_an_evidence_set_with_items_that_are_no_strings_is_refused(world):
     assert list(
         AuditEvent.objects.filter(action="create_evidence_set").values_list("outcome", "code")
     ) == [("refused", "validation_error")]
+
+
+def test_a_set_body_whose_lists_are_no_lists_names_each_once(world, link):
+    body = {
+        "evidence_set_ref": "urn:set:not-lists",
+        "dimension": world.dimension.name,
+        "members": "nope",
+        "declared_missing_members": "nope",
+    }
+    response = client_for(world.curator).post("/api/v1/evidence-sets/", body, format="json")
+    refused = problem(response, 400, "validation_error")
+    assert [(o["pointer"], o["code"]) for o in refused["offenders"]] == [
+        ("/members", "type"),
+        ("/declared_missing_members", "type"),
+    ]

@@ -145,7 +145,7 @@ def test_bulk_register_creates_every_item_and_answers_201_with_items(world):
     ]
     assert {item["revision"] for item in body["items"]} == {1}
     assert GroundingLink.objects.count() == 3
-    assert AuditEvent.objects.filter(action="register", outcome="applied").count() == 3
+    assert AuditEvent.objects.filter(action="register_bulk", outcome="applied").count() == 3
 
 
 def test_bulk_register_is_all_or_nothing_and_points_at_the_bad_item(world):

@@ -200,4 +200,4 @@ def test_register_many_writes_bulk_history_and_audit(world):
     history = GroundingLink.history.filter(grounding_id__in=ids)
     assert sorted((h.revision, h.history_user_id) for h in history) == [(1, world.curator.pk)] * 5
     assert StatementBinding.history.filter(link_id__in=ids).count() == 5
-    assert AuditEvent.objects.filter(action="register", grounding_id__in=ids).count() == 5
+    assert AuditEvent.objects.filter(action="register_bulk", grounding_id__in=ids).count() == 5

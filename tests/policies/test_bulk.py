@@ -68,7 +68,7 @@ def test_bulk_writes_reload_with_the_in_memory_values(world, size):
             link.current_passage.source_revision_binding
         )
     assert AuditEvent.objects.filter(
-        action="register", outcome=AuditOutcome.APPLIED, grounding_id__in=[x.pk for x in links]
+        action="register_bulk", outcome=AuditOutcome.APPLIED, grounding_id__in=[x.pk for x in links]
     ).count() == len(links)
 
 
@@ -110,10 +110,8 @@ def test_a_few_links_are_written_in_one_statement_with_their_history_and_audit(w
     # The history rows follow the objects' order, as the table path's do.
     history = GroundingLink.history.filter(grounding_id__in=[x.pk for x in links])
     assert [h.grounding_id for h in history.order_by("history_id")] == [x.pk for x in links]
-    assert (
-        AuditEvent.objects.filter(action="register", grounding_id__in=[x.pk for x in links]).count()
-        == 3
-    )
+    ids = [x.pk for x in links]
+    assert AuditEvent.objects.filter(action="register_bulk", grounding_id__in=ids).count() == 3
 
 
 def test_a_model_whose_key_the_database_assigns_gets_its_keys_back(db, django_user_model):
