@@ -7,7 +7,7 @@ refusal, shown here by its code). Each row shows to the roles the API shows it t
 Dimensions and profiles to any role there (shared profiles to every role holder),
 disclosure decisions to the Dimension's stewards and access stewards
 (`governance_api.decisions_for`), audit events and memberships to its stewards and
-access stewards (`api.audit.events_visible_to`); operators (superusers) see every row.
+access stewards (`policies.audit.events_visible_to`); operators (superusers) see every row.
 Audit events can never be added, changed or deleted.
 """
 
@@ -21,7 +21,7 @@ from django.http import HttpRequest
 from knox.models import AuthToken
 
 from policies import governance, governance_api
-from policies.api.audit import STEWARD_ROLES, events_visible_to
+from policies.audit import STEWARD_ROLES, events_visible_to
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.memberships import memberships

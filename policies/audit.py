@@ -16,15 +16,20 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 
-from policies.choices import AuditOutcome
+from policies.choices import AuditOutcome, Role
+from policies.kernel.refusals import Refusal
 from policies.kernel.request_context import current_request_id, note_refusal
 from policies.kernel.rows import new_instance
 from policies.kernel.together import Insert, insert_together
 from policies.memberships import memberships
-from policies.models import AuditEvent, Dimension
+from policies.models import AuditEvent, Dimension, DimensionMembership
 
 logger = logging.getLogger("grounding.audit")
+
+# Who reads a Dimension's audit events (the API, the admin): its stewards.
+STEWARD_ROLES = (Role.STEWARD, Role.ACCESS_STEWARD)
 
 # Which Dimension a grounding link is in, for the event of a refusal that names only
 # the link. The grounding app sits above policies and tells it at start-up
@@ -166,3 +171,17 @@ def _mirror(event: AuditEvent, path: str | None = None) -> None:
 
     # Only events whose transaction committed are mirrored.
     transaction.on_commit(write)
+
+
+def events_visible_to(user) -> QuerySet[AuditEvent]:
+    """Superusers see every event; stewards see their Dimensions' events."""
+    if getattr(user, "is_superuser", False):
+        return AuditEvent.objects.all()
+    stewarded = list(
+        DimensionMembership.objects.filter(user=user, role__in=STEWARD_ROLES).values_list(
+            "dimension__name", flat=True
+        )
+    )
+    if not stewarded:
+        raise Refusal("role_required", "audit events are read by stewards of a Dimension.")
+    return AuditEvent.objects.filter(dimension_ref__in=stewarded)

@@ -11,15 +11,13 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from policies.choices import AuditOutcome, Role
+from policies.audit import events_visible_to
+from policies.choices import AuditOutcome
 from policies.kernel.refusals import Refusal
-from policies.models import AuditEvent, DimensionMembership
+from policies.models import AuditEvent
 from policies.web.openapi import api_operation
 from policies.web.pagination import CursorPagination
 from policies.web.views import ApiView
-
-STEWARD_ROLES = (Role.STEWARD, Role.ACCESS_STEWARD)
-
 
 # PositiveIntegerField's range on every database (SQLite's is wider): the schema
 # states one bound, the same on SQLite and PostgreSQL.
@@ -79,20 +77,6 @@ class AuditCursorPagination(CursorPagination):
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 200
-
-
-def events_visible_to(user) -> QuerySet[AuditEvent]:
-    """Superusers see every event; stewards see their Dimensions' events."""
-    if getattr(user, "is_superuser", False):
-        return AuditEvent.objects.all()
-    stewarded = list(
-        DimensionMembership.objects.filter(user=user, role__in=STEWARD_ROLES).values_list(
-            "dimension__name", flat=True
-        )
-    )
-    if not stewarded:
-        raise Refusal("role_required", "audit events are read by stewards of a Dimension.")
-    return AuditEvent.objects.filter(dimension_ref__in=stewarded)
 
 
 class AuditEventListView(ApiView):

@@ -20,12 +20,6 @@ from tests.prod_smoke.topology import SERVERS, Topology, ensure_packages
 TIME_LIMIT = int(os.environ.get("PROD_SMOKE_TIME_LIMIT", "420"))
 
 
-def _interrupt(signum, frame):
-    raise SmokeFailure(
-        f"time limit of {TIME_LIMIT}s reached" if signum == signal.SIGALRM else "interrupted"
-    )
-
-
 class Steps:
     def __init__(self) -> None:
         self.started = time.monotonic()
@@ -34,6 +28,60 @@ class Steps:
     def __call__(self, title: str) -> None:
         self.count += 1
         print(f"== {self.count}. {title}  [{time.monotonic() - self.started:5.1f}s]", flush=True)
+
+
+class Run:
+    """One run of real programs in a scratch folder (prod-smoke, the soak): a time
+    limit, a supervisor of the programs, numbered steps; on any failure the last log
+    lines of every program; everything stopped at the end and the folder removed
+    unless it failed or `keep_env` is set. The body sets `failed = False` when done."""
+
+    def __init__(self, name: str, *, time_limit: int, keep_env: str) -> None:
+        self.name, self.time_limit, self.keep_env = name, time_limit, keep_env
+        self.failed = True
+
+    def _interrupt(self, signum, frame):
+        raise SmokeFailure(
+            f"time limit of {self.time_limit}s reached"
+            if signum == signal.SIGALRM
+            else "interrupted"
+        )
+
+    def __enter__(self) -> Run:
+        signal.signal(signal.SIGALRM, self._interrupt)
+        signal.signal(signal.SIGTERM, self._interrupt)
+        signal.alarm(self.time_limit)
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"grounding-{self.name}-"))
+        self.scratch.chmod(0o755)
+        (self.scratch / "logs").mkdir()
+        self.supervisor = Supervisor(self.scratch / "logs")
+        self.step = Steps()
+        print(f"{self.name} in {self.scratch} (time limit {self.time_limit}s)", flush=True)
+        return self
+
+    def __exit__(self, kind, error, trace) -> bool:
+        if error is not None:
+            if not isinstance(error, SmokeFailure):
+                traceback.print_exception(kind, error, trace)
+            print(f"\nFAILED: {error}", flush=True)
+            for service in self.supervisor.services:
+                print(f"--- last lines of {service.name} ({service.log})\n{service.tail()}")
+            self.failed = True
+        signal.alarm(0)
+        stopping = time.monotonic()
+        self.supervisor.stop_all()
+        print(f"== stopped everything in {time.monotonic() - stopping:.1f}s", flush=True)
+        if self.failed or os.environ.get(self.keep_env):
+            print(f"   logs kept in {self.scratch}")
+        else:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+        # An exception is reported above; the caller ends the run by `result()`.
+        return isinstance(error, Exception)
+
+    def result(self) -> int:
+        total = time.monotonic() - self.step.started
+        print(f"{self.name} {'FAILED' if self.failed else 'passed'} in {total:.0f}s", flush=True)
+        return 1 if self.failed else 0
 
 
 def _topology(top: Topology, step: Steps) -> dict:
@@ -105,39 +153,12 @@ def _checks(top: Topology, demo: dict, step: Steps) -> None:
 
 
 def main() -> int:
-    signal.signal(signal.SIGALRM, _interrupt)
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.alarm(TIME_LIMIT)
-    scratch = Path(tempfile.mkdtemp(prefix="grounding-prod-smoke-"))
-    scratch.chmod(0o755)
-    (scratch / "logs").mkdir()
-    supervisor = Supervisor(scratch / "logs")
-    step = Steps()
-    print(f"prod-smoke in {scratch} (time limit {TIME_LIMIT}s)", flush=True)
-    failed = True
-    try:
-        step("programs (apt-get install what is missing)")
+    with Run("prod-smoke", time_limit=TIME_LIMIT, keep_env="PROD_SMOKE_KEEP") as run:
+        run.step("programs (apt-get install what is missing)")
         programs = ensure_packages()
         print("   " + ", ".join(f"{name}={path}" for name, path in sorted(programs.items())))
-        top = Topology(scratch, supervisor, programs)
-        demo = _topology(top, step)
-        _checks(top, demo, step)
-        failed = False
-    except Exception as error:
-        if not isinstance(error, SmokeFailure):
-            traceback.print_exc()
-        print(f"\nFAILED: {error}", flush=True)
-        for service in supervisor.services:
-            print(f"--- last lines of {service.name} ({service.log})\n{service.tail()}")
-    finally:
-        signal.alarm(0)
-        stopping = time.monotonic()
-        supervisor.stop_all()
-        print(f"== stopped everything in {time.monotonic() - stopping:.1f}s", flush=True)
-        if failed or os.environ.get("PROD_SMOKE_KEEP"):
-            print(f"   logs kept in {scratch}")
-        else:
-            shutil.rmtree(scratch, ignore_errors=True)
-    total = time.monotonic() - step.started
-    print(f"prod-smoke {'FAILED' if failed else 'passed'} in {total:.0f}s", flush=True)
-    return 1 if failed else 0
+        top = Topology(run.scratch, run.supervisor, programs)
+        demo = _topology(top, run.step)
+        _checks(top, demo, run.step)
+        run.failed = False
+    return run.result()

@@ -6,18 +6,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
-import signal
-import tempfile
 import threading
 import time
-import traceback
 from collections import Counter
-from pathlib import Path
 
 from tests.prod_smoke.databases import DATABASE
-from tests.prod_smoke.procs import SmokeFailure, Supervisor
-from tests.prod_smoke.run import Steps
+from tests.prod_smoke.procs import SmokeFailure
+from tests.prod_smoke.run import Run, Steps
 from tests.prod_smoke.topology import ensure_packages
 from tests.soak import invariants, stored
 from tests.soak.drills import Curator, Links, Mix, Reviewer, race, run_load, throttle_burst
@@ -35,12 +30,6 @@ RACE_WRITERS = 32
 THROTTLE_LIMIT, THROTTLE_PERIOD = 20, 3600
 THROTTLE_THREADS, THROTTLE_EACH = 12, 5
 THROTTLE_USER = "soak-throttle"
-
-
-def _interrupt(signum, frame):
-    raise SmokeFailure(
-        f"time limit of {TIME_LIMIT}s reached" if signum == signal.SIGALRM else "interrupted"
-    )
 
 
 class Soak:
@@ -291,20 +280,11 @@ def _topology(top: SoakTopology, step: Steps) -> dict[str, str]:
 
 
 def main() -> int:
-    signal.signal(signal.SIGALRM, _interrupt)
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.alarm(TIME_LIMIT)
-    scratch = Path(tempfile.mkdtemp(prefix="grounding-soak-"))
-    scratch.chmod(0o755)
-    (scratch / "logs").mkdir()
-    supervisor = Supervisor(scratch / "logs")
-    step = Steps()
-    print(f"soak in {scratch} (time limit {TIME_LIMIT}s)", flush=True)
     soak = None
-    failed = True
-    try:
+    with Run("soak", time_limit=TIME_LIMIT, keep_env="SOAK_KEEP") as run:
+        step = run.step
         step("programs (apt-get install what is missing)")
-        top = SoakTopology(scratch, supervisor, ensure_packages(("initdb",)))
+        top = SoakTopology(run.scratch, run.supervisor, ensure_packages(("initdb",)))
         tokens = _topology(top, step)
         soak = Soak(top, tokens)
         step(f"mixed soak: {SOAK_SECONDS:.0f}s, 4 curators and 2 reviewers, keyed writes")
@@ -319,25 +299,10 @@ def main() -> int:
         soak.everything()
         step(f"throttle: write={THROTTLE_LIMIT}/{THROTTLE_PERIOD}s across both servers")
         soak.throttle(tokens[THROTTLE_USER])
-        failed = any(not check.ok for check in soak.checks)
-    except Exception as error:
-        if not isinstance(error, SmokeFailure):
-            traceback.print_exc()
-        print(f"\nFAILED: {error}", flush=True)
-        for service in supervisor.services:
-            print(f"--- last lines of {service.name} ({service.log})\n{service.tail()}")
-    finally:
-        signal.alarm(0)
-        supervisor.stop_all()
-        if failed or os.environ.get("SOAK_KEEP"):
-            print(f"   logs kept in {scratch}")
-        else:
-            shutil.rmtree(scratch, ignore_errors=True)
+        run.failed = any(not check.ok for check in soak.checks)
     if soak is not None:
         broken = [check for check in soak.checks if not check.ok]
         print(f"== invariants: {len(soak.checks) - len(broken)} held, {len(broken)} broken")
         for check in broken:
             print(check.line())
-    total = time.monotonic() - step.started
-    print(f"soak {'FAILED' if failed else 'passed'} in {total:.0f}s", flush=True)
-    return 1 if failed else 0
+    return run.result()
