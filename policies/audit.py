@@ -48,6 +48,25 @@ def link_dimension(grounding_id: uuid.UUID, *, actor=None) -> str | None:
     return _link_dimension[0](grounding_id, actor=actor) if _link_dimension else None
 
 
+# Listeners of accepted writes: what must be written in the same transaction as an
+# applied event (the transparency log's leaf queue, the event feed's outbox). Apps
+# register at start-up (`apps.py` `ready()`); each is called, in registration order,
+# inside the write's transaction with the applied events just written, in the order
+# they were written. A listener that raises fails the write: nothing is half-written.
+AppliedListener = Callable[[Sequence[AuditEvent]], None]
+_applied_listeners: dict[str, AppliedListener] = {}
+
+
+def on_applied(name: str, listener: AppliedListener) -> None:
+    """Register (or, under the same name, replace) a listener of applied events."""
+    _applied_listeners[name] = listener
+
+
+def _applied(events: Sequence[AuditEvent]) -> None:
+    for listener in _applied_listeners.values():
+        listener(events)
+
+
 def _actor_ref(actor) -> str:
     if actor is None or not getattr(actor, "is_authenticated", False):
         return "anonymous"
@@ -93,6 +112,8 @@ def record(
     _mirror(event)
     if outcome == AuditOutcome.REFUSED:
         note_refusal(code)
+    else:
+        _applied((event,))
     return event
 
 
@@ -139,6 +160,7 @@ def record_many(
     if path:
         for event in events:
             _mirror(event, path)
+    _applied(events)
     return events
 
 
