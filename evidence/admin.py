@@ -37,6 +37,7 @@ from policies.web.admin_base import (
     DimensionListFilter,
     DisclosedAdmin,
     ReadOnlyAdminMixin,
+    holds,
     shown,
 )
 
@@ -52,11 +53,7 @@ def _reader(request: HttpRequest) -> Reader:
 def _evidence_staff(request: HttpRequest, dimension_id: int | None = None) -> bool:
     """Staff who curate or steward some Dimension (or the one given): the only direct
     readers of evidence."""
-    return bool(
-        request.user.is_active
-        and request.user.is_staff
-        and _reader(request).holds(*PASSAGE_READERS, dimension_id=dimension_id)
-    )
+    return holds(request, *PASSAGE_READERS, dimension_id=dimension_id)
 
 
 def _per_request(request: HttpRequest, name: str, label: str, show) -> Any:
@@ -353,11 +350,7 @@ class RetrievalObservationAdmin(EvidenceReadOnlyAdmin):
         return self.get_fields(request, obj)
 
     def has_import_permission(self, request: HttpRequest) -> bool:
-        return bool(
-            request.user.is_active
-            and request.user.is_staff
-            and _reader(request).holds(Role.CURATOR)
-        )
+        return holds(request, Role.CURATOR)
 
     def changelist_view(self, request: HttpRequest, extra_context=None):
         extra = {"can_import": self.has_import_permission(request), **(extra_context or {})}

@@ -17,6 +17,7 @@ from evidence.choices import AccessLabel
 from evidence.models import Passage
 from policies.choices import DisclosableField as F
 from policies.choices import Role
+from policies.kernel.instants import rfc3339
 from policies.kernel.refusals import Refusal
 from policies.reader import Reader, register_kind
 
@@ -29,10 +30,6 @@ PASSAGE_FIELDS: dict[str, tuple[str, ...]] = {
     F.PASSAGE_TITLE: ("title",),
     F.PASSAGE_LOCATOR: ("locator", "observed_url", "canonical_url"),
 }
-
-
-def _iso(value) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
 
 
 def passage_document(passage: Passage) -> dict[str, Any]:
@@ -84,7 +81,7 @@ def passage_document(passage: Passage) -> dict[str, Any]:
                 and action.get("observation_id") == passage.observation_id
             ],
         },
-        "created_at": _iso(passage.created_at),
+        "created_at": rfc3339(passage.created_at),
     }
 
 

@@ -107,7 +107,7 @@ class ChangeKind(models.TextChoices):
 
 
 # POST /groundings/from-citations/: the provider response formats read (one parser
-# each, grounding.services.citations) and the units a provider's offsets may count in.
+# each, grounding.citations) and the units a provider's offsets may count in.
 CITATION_FORMATS: tuple[str, ...] = (
     "anthropic-messages",
     "openai-responses",

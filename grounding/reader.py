@@ -19,6 +19,7 @@ from grounding.representation import LinkRecords, link_document
 from grounding.selectors import current_records, link_at_revision
 from policies.choices import DisclosableField as F
 from policies.disclosure import Coverage
+from policies.kernel.instants import rfc3339
 from policies.kernel.refusals import Refusal
 from policies.reader import Reader, Recipient, register_kind
 
@@ -68,13 +69,9 @@ def tombstone(link: GroundingLink) -> dict[str, Any]:
         "dimension": link.dimension.name,
         "receipt_ref": disposal.receipt_ref if disposal else link.disposition_receipt_ref,
         "policy_ref": disposal.policy_ref if disposal else "",
-        "observed_at": _iso(link.observed_at),
-        "disposed_at": _iso(disposal.recorded_at) if disposal else None,
+        "observed_at": rfc3339(link.observed_at),
+        "disposed_at": rfc3339(disposal.recorded_at) if disposal else None,
     }
-
-
-def _iso(value) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
 
 
 def source_restricted(link: GroundingLink) -> bool:

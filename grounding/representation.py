@@ -9,7 +9,6 @@ any reader sees this document.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from grounding.choices import DisplayState
@@ -20,6 +19,7 @@ from grounding.models import (
     GroundingLink,
     Withdrawal,
 )
+from policies.kernel.instants import rfc3339
 
 
 @dataclass
@@ -30,10 +30,6 @@ class LinkRecords:
     memberships: list[EvidenceSetMembership] = field(default_factory=list)
     withdrawal: Withdrawal | None = None
     anchor_observation: AnchorObservation | None = None
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
 
 
 def link_document(link: GroundingLink, records: LinkRecords) -> dict[str, Any]:
@@ -98,11 +94,11 @@ def link_document(link: GroundingLink, records: LinkRecords) -> dict[str, Any]:
         "assessments": [_assessment(a, link) for a in records.assessments],
         "evidence_sets": [_membership(m) for m in records.memberships],
         "time": {
-            "asserted_at": _iso(link.asserted_at),
-            "observed_at": _iso(link.observed_at),
+            "asserted_at": rfc3339(link.asserted_at),
+            "observed_at": rfc3339(link.observed_at),
             "applicability_interval": link.applicability_interval,
             "statement_time_ref": link.statement_time_ref,
-            "review_due": _iso(link.review_due),
+            "review_due": rfc3339(link.review_due),
             "time_uncertainty": link.time_uncertainty,
         },
         "continuity": {
@@ -146,7 +142,7 @@ def _assessment(a: Assessment, link: GroundingLink) -> dict[str, Any]:
         "rationale_ref": a.rationale_ref,
         "competing_assessment_refs": a.competing_assessment_refs,
         "selection_basis_ref": a.selection_basis_ref,
-        "assessed_at": _iso(a.assessed_at),
+        "assessed_at": rfc3339(a.assessed_at),
         "metric_binding": a.metric_binding,
         "coverage_population": a.coverage_population,
         "uncertainty_binding": a.uncertainty_binding,
@@ -172,6 +168,6 @@ def _withdrawal(w: Withdrawal | None) -> dict[str, Any] | None:
         "authority_ref": w.authority_ref,
         "scope": w.scope,
         "decision_ref": w.decision_ref,
-        "withdrawn_at": _iso(w.recorded_at),
+        "withdrawn_at": rfc3339(w.recorded_at),
         "grounding_revision": w.grounding_revision,
     }

@@ -69,8 +69,8 @@ def valid_decisions(
     """Decisions of the Dimension for these recipients and purpose, valid at `at`.
 
     Every read of a link asks this, so it is one plain statement instead of a
-    queryset: the ORM's compilation of the filter was four fifths of its cost (about
-    0.4 ms of a registration's 3.8 ms of CPU). `test_disclosure.py` holds it equal to
+    queryset: the ORM's compilation of the filter was four fifths of its cost
+    (docs/performance.md). `test_disclosure.py` holds it equal to
     the queryset it replaces.
     """
     now = at or timezone.now()

@@ -15,10 +15,10 @@ from policies import governance
 from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal, pointer_join
-from policies.kernel.text import control_offenders, plausible_ref
+from policies.kernel.text import control_offenders
 from policies.memberships import memberships
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
-from policies.services import named_dimension, require_role
+from policies.services import any_dimension_named, named_dimension, require_role
 
 # Who may read a Dimension's disclosure decisions.
 DECISION_READERS = (Role.ACCESS_STEWARD, Role.STEWARD)
@@ -99,12 +99,9 @@ def _scope_dimension(actor, name: str | None) -> Dimension | None:
     holds no role in answers as an unknown one: `not_found`, as for the resource."""
     if name is None:
         return None
-    if _is_superuser(actor):
-        # Not a name any Dimension can have (U+0000 cannot even be sent to PostgreSQL).
-        found = Dimension.objects.filter(name=name).first() if plausible_ref(name, 63) else None
-    else:
-        # The Dimensions the actor's memberships loaded: no query of its own.
-        found = next((d for d in memberships(actor).holding() if d.name == name), None)
+    # Operators look among all; anyone else among the Dimensions their memberships
+    # loaded (no query of its own).
+    found = any_dimension_named(name) if _is_superuser(actor) else memberships(actor).named(name)
     if found is None:
         raise Refusal("not_found", "nothing of yours has this reference.")
     return found
@@ -147,7 +144,7 @@ def publish_profile(*, actor, ref: str, dimension: str | None = None) -> Profile
 def get_dimension(name: Any, *, actor) -> Dimension:
     """The Dimension a body names, for a caller holding a role in it."""
     if _is_superuser(actor):
-        dimension = Dimension.objects.filter(name=name).first() if isinstance(name, str) else None
+        dimension = any_dimension_named(name)
         if dimension is not None:
             return dimension
     return named_dimension(actor, name)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth import get_user_model
 
@@ -64,6 +65,17 @@ class Memberships:
     def of(self, dimension_id: int | None) -> frozenset[str]:
         """The roles held in one Dimension (none for an unknown or missing id)."""
         return self.roles.get(dimension_id, frozenset())
+
+    def named(self, name: Any) -> Dimension | None:
+        """The Dimension of this name where a role is held, else None: the one lookup
+        of a Dimension a caller names (no query: the memberships loaded it). One
+        without a role of the caller answers as an unknown one."""
+        if not isinstance(name, str):
+            return None
+        for pk, held in self.roles.items():
+            if held and self.dimensions[pk].name == name:
+                return self.dimensions[pk]
+        return None
 
     def holding(self, *roles: str) -> list[Dimension]:
         """Dimensions where one of `roles` is held (any role if none is given)."""

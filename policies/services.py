@@ -6,6 +6,7 @@ from typing import Any
 
 from policies.choices import ProfileStatus, Role
 from policies.kernel.refusals import Offender, Refusal
+from policies.kernel.text import plausible_ref
 from policies.memberships import memberships
 from policies.models import Dimension, Profile
 
@@ -60,14 +61,20 @@ def require_published(profile: Profile, *, allow_retired: bool = False) -> None:
         )
 
 
+def any_dimension_named(name: Any) -> Dimension | None:
+    """Any Dimension of this name: the operators' lookup (superusers, the command line).
+    Everyone else looks among their own: `memberships(user).named(name)`."""
+    return Dimension.objects.filter(name=name).first() if plausible_ref(name, 63) else None
+
+
 def dimension_for(user, name: Any) -> Dimension:
     """The named Dimension, for a caller who holds some role in it.
 
     A Dimension where the caller holds no role answers like one that does not exist
     (`not_found`): its existence is not disclosed.
     """
-    dimension = Dimension.objects.filter(name=name).first() if isinstance(name, str) else None
-    if dimension is None or not roles_of(user, dimension):
+    dimension = memberships(user).named(name)
+    if dimension is None:
         raise Refusal("not_found", "no Dimension of yours has this name.")
     return dimension
 
@@ -81,8 +88,8 @@ def unknown_dimension(pointer: str = "/dimension") -> Offender:
 def named_dimension(user, name: Any, pointer: str = "/dimension") -> Dimension:
     """A Dimension a request body names: unknown, and one where the caller holds no
     role, are the same offender (existence is not disclosed)."""
-    dimension = Dimension.objects.filter(name=name).first() if isinstance(name, str) else None
-    if dimension is None or not roles_of(user, dimension):
+    dimension = memberships(user).named(name)
+    if dimension is None:
         raise Refusal(
             "validation_error",
             "the request is not valid.",

@@ -25,14 +25,20 @@ from django.utils.http import urlencode
 from evidence.choices import AccessLabel
 from evidence.models import Passage
 from grounding import services
-from grounding.admin.scoping import WITHHELD, holds
+from grounding.admin.scoping import WITHHELD
 from grounding.choices import ChangeKind, RecheckState, RecordState
 from grounding.models import ChangeNotification, ChangeNotificationLink, GroundingLink
 from grounding.services.changes import NOTIFYING_ROLES
 from policies.choices import DisclosableField as F
 from policies.choices import Role
 from policies.reader import reader_for
-from policies.web.admin_base import ANY, DimensionListFilter, DisclosedAdmin, ReadOnlyAdminMixin
+from policies.web.admin_base import (
+    ANY,
+    DimensionListFilter,
+    DisclosedAdmin,
+    ReadOnlyAdminMixin,
+    holds,
+)
 
 PENDING_FIRST = Case(
     When(recheck_state=RecheckState.PENDING_REVIEW, then=Value(0)),

@@ -40,7 +40,7 @@ from grounding.admin.forms import (
 )
 from grounding.admin.page_actions import FORMS, action_forms, allowed_actions, run_action
 from grounding.admin.review import explain_display, notifications_for
-from grounding.admin.scoping import LIVE, LinkScopedAdmin, holds
+from grounding.admin.scoping import LIVE, LinkScopedAdmin
 from grounding.admin.widgets import validate_json_view
 from grounding.choices import RecordState
 from grounding.models import (
@@ -53,7 +53,7 @@ from policies.choices import DisclosableField as F
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.reader import reader_for
-from policies.web.admin_base import ANY, DimensionListFilter, ProfileListFilter
+from policies.web.admin_base import ANY, DimensionListFilter, ProfileListFilter, holds
 
 
 @admin.register(GroundingLink)

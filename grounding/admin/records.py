@@ -12,7 +12,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from grounding.admin.scoping import WITHHELD, LinkScopedAdmin, holds
+from grounding.admin.scoping import WITHHELD, LinkScopedAdmin
 from grounding.models import (
     AnchorObservation,
     Assessment,
@@ -26,7 +26,13 @@ from grounding.models import (
 )
 from policies.choices import DisclosableField as F
 from policies.reader import reader_for
-from policies.web.admin_base import ANY, DimensionListFilter, DisclosedAdmin, ReadOnlyAdminMixin
+from policies.web.admin_base import (
+    ANY,
+    DimensionListFilter,
+    DisclosedAdmin,
+    ReadOnlyAdminMixin,
+    holds,
+)
 
 __all__ = ["WITHHELD", "holds"]
 

@@ -25,19 +25,13 @@ from grounding.choices import RecordState
 from grounding.models import GroundingLink
 from policies.choices import DisclosableField as F
 from policies.disclosure import RESTRICTED_SOURCE_FIELDS
+from policies.kernel.identifiers import parse_uuid
 from policies.reader import Reader, reader_for
-from policies.web.admin_base import WITHHELD, DisclosedAdmin, shown
+from policies.web.admin_base import WITHHELD, DisclosedAdmin, holds, shown
 
 # Reveals a value a disposed link no longer shows (not part of its tombstone).
 LIVE = "live"
 LINK_REVEALS = frozenset({LIVE, *F.values})
-
-
-def holds(request: HttpRequest, *roles: str, dimension_id: int | None = None) -> bool:
-    """Staff holding one of `roles` (any role if none given), in one Dimension or any."""
-    if not (request.user.is_active and request.user.is_staff):
-        return False
-    return reader_for(request).holds(*roles, dimension_id=dimension_id)
 
 
 def withheld_for(request: HttpRequest, link: GroundingLink) -> list[str] | None:
@@ -80,13 +74,7 @@ def _restricted_covered_q(reader: Reader, group: str, dimension_field: str, id_f
 
 
 def _uuids(values: Iterable[Any]) -> list[uuid.UUID]:
-    out = []
-    for value in values:
-        try:
-            out.append(uuid.UUID(str(value)))
-        except ValueError:
-            continue
-    return out
+    return [found for found in map(parse_uuid, values) if found is not None]
 
 
 class LinkScopedAdmin(DisclosedAdmin):

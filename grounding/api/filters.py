@@ -12,12 +12,11 @@ from django.db.models import F, Func, QuerySet, Subquery
 from django.db.models.fields.tuple_lookups import TupleGreaterThan, TupleLessThan
 from django_filters.constants import EMPTY_VALUES
 from rest_framework.exceptions import NotFound
-from rest_framework.pagination import _reverse_ordering
 
 from grounding.choices import DisplayState, RecheckState, RecordState, SupportKind
 from grounding.models import GroundingLink
 from grounding.selectors import member_dimension_ids
-from policies.web.pagination import CursorPagination
+from policies.web.pagination import CursorPagination, reversed_ordering
 
 # `ordering`: a closed allow-list, each with grounding_id (unique, UUIDv7) as the
 # tie-breaker, so a cursor names one exact position whatever the ties.
@@ -205,7 +204,7 @@ class LinkCursorPagination(CursorPagination):
         else:
             offset, reverse, current_position = self.cursor
         if reverse:
-            queryset = queryset.order_by(*_reverse_ordering(self.ordering))
+            queryset = queryset.order_by(*reversed_ordering(self.ordering))
         else:
             queryset = queryset.order_by(*self.ordering)
         if current_position is not None:

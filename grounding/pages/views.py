@@ -4,7 +4,6 @@ shows the document the reader returns and names what it withholds."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
@@ -17,6 +16,7 @@ from grounding.pages.quote import quote_marks
 from grounding.selectors import get_link, revision_rows
 from policies.actions import audit_refusal
 from policies.choices import DisclosableField as F
+from policies.kernel.identifiers import parse_uuid
 from policies.kernel.refusals import Refusal
 from policies.reader import reader_for
 
@@ -59,7 +59,7 @@ def grounding_page(request: HttpRequest, grounding_id) -> HttpResponse:
             "read",
             refusal.code,
             actor=request.user,
-            grounding_id=_uuid(grounding_id),
+            grounding_id=parse_uuid(grounding_id),
             references={"view": "grounding-page"},
         )
         if refusal.code == "not_found":
@@ -101,11 +101,4 @@ def _admin_url(request: HttpRequest, link) -> str | None:
     try:
         return reverse("admin:grounding_groundinglink_change", args=[link.pk])
     except NoReverseMatch:
-        return None
-
-
-def _uuid(value) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
         return None

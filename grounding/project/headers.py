@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-API_PREFIX = "/api/"
+from policies.web.errors import API_PREFIX
 
 
 class ApiNoStoreMiddleware:

@@ -1,8 +1,8 @@
 """What every process of the registry does once its apps are loaded.
 
 The modules, models, URL patterns and schemas loaded at start-up live as long as the
-process. Left with the collector, each full collection walks all of them again:
-about 90,000 objects, some 30 ms a time, which a 1,000-link bulk registration
+process. Left with the collector, each full collection walks all of them again
+(docs/performance.md has the count and the cost), which a 1,000-link bulk registration
 triggered several times (its instances are many young objects). `gc.freeze()` moves
 them into the permanent generation, which no collection walks; what is created
 later is collected as before. A collection first, so that start-up's own garbage

@@ -43,8 +43,9 @@ from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
 from policies.kernel.text import storable
+from policies.memberships import memberships
 from policies.models import Dimension
-from policies.services import require_active, require_role, roles_of
+from policies.services import require_active, require_role
 
 NOTIFICATION = inputs.CHANGE_NOTIFICATION
 # Kinds a client may post; review deadlines are swept by `recheck_due`.
@@ -313,9 +314,9 @@ def _validated(actor, payload: Any) -> tuple[Dimension, dict[str, Any]]:
     name = payload.get("dimension")
     if not isinstance(name, str) or not name.strip():
         refuse_invalid([Offender("/dimension", "required", "dimension is required.")])
-    dimension = Dimension.objects.filter(name=name).first()
     # A Dimension where the caller holds no role is not disclosed to exist.
-    if dimension is None or not roles_of(actor, dimension):
+    dimension = memberships(actor).named(name)
+    if dimension is None:
         raise Refusal("not_found", "no Dimension of this name is visible to you.")
     require_active(dimension)
     require_role(actor, dimension, *NOTIFYING_ROLES)

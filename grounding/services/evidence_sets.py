@@ -21,6 +21,7 @@ from grounding.services.inputs import EVIDENCE_SET, validate_group, value_size_o
 from policies import audit
 from policies.actions import composable, public_entry
 from policies.choices import Role
+from policies.kernel.identifiers import parse_uuid
 from policies.kernel.refusals import Offender, Refusal
 from policies.kernel.text import control_offenders
 from policies.models import Dimension
@@ -108,7 +109,7 @@ def do_change_evidence_set(
     # and none of its state (withdrawn, disposed) is read.
     removed_links = list(
         GroundingLink.objects.filter(
-            pk__in=[_safe_uuid(g) for g in remove or []], dimension=evidence_set.dimension
+            pk__in=[parse_uuid(g) for g in remove or []], dimension=evidence_set.dimension
         )
     )
     _lock_members([link for link, _ in added] + removed_links)
@@ -235,7 +236,7 @@ def _resolve_members(dimension: Dimension, members: list[Any], pointer: str):
                 Offender(f"{where}/membership_role", "enum", "membership_role is not valid.")
             )
         link = GroundingLink.objects.filter(
-            pk=_safe_uuid(member.get("grounding_id")), dimension=dimension
+            pk=parse_uuid(member.get("grounding_id")), dimension=dimension
         ).first()
         if link is None:
             offenders.append(
@@ -249,12 +250,3 @@ def _resolve_members(dimension: Dimension, members: list[Any], pointer: str):
         resolved.append((link, role))
     refuse_invalid(offenders)
     return resolved
-
-
-def _safe_uuid(value: Any):
-    import uuid
-
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        return None

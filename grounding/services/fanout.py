@@ -199,7 +199,7 @@ def _still_affected(notification: ChangeNotification, keys: list[uuid.UUID]):
     seventh of a fan-out's time. For a change matched on its subject's columns the
     links are read by key and the subject tested on the values read: PostgreSQL
     estimates a just-registered subject at one row, and a query filtering on it walks
-    every link the subject affects, for every batch (56 ms a batch at 40,000)."""
+    every link the subject affects, for every batch (docs/performance.md)."""
     paths = SUBJECT_PATHS.get(notification.kind)
     if paths is None:
         found, tested = affected_links(notification).filter(pk__in=keys), ()

@@ -33,10 +33,7 @@ class Lookups:
         Dimensions the caller's memberships loaded (once per request, with the
         Dimension rows) are the only ones to look in: no query of its own.
         """
-        for dimension in memberships(actor).dimensions.values():
-            if dimension.name == name:
-                return dimension
-        return None
+        return memberships(actor).named(name)
 
     def profile(self, ref: str, dimension: Dimension | None = None) -> Profile | None:
         """A shared profile, or `dimension`'s own (a Dimension of the caller's):

@@ -2,9 +2,9 @@
 
 Django's psycopg cursor binds client-side: psycopg parses each statement for its
 `%s` placeholders (caching only statements under 4 KiB with at most 50 values) and
-quotes every value into the text. For a registration's one 8 KiB statement with 99
-values that was 336 µs of its 2.3 ms of CPU; for a WSP batch's lookups of 2,000
-digests, 2,000 quoted literals in an IN list. `server_bound` gives Django's cursor
+quotes every value into the text: a registration's one 8 KiB statement with 99
+values, a WSP batch's lookups of 2,000 digests as 2,000 quoted literals in an IN
+list (docs/performance.md has the figures). `server_bound` gives Django's cursor
 wrapper (error translation, query logging, execute wrappers) over psycopg's
 RawCursor, which sends the statement as it is and the values apart, as their types
 (a uuid as uuid, a list as an array, a string untyped for the server to take as the

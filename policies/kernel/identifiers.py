@@ -8,6 +8,7 @@ import os
 import threading
 import time
 import uuid
+from typing import Any
 
 _lock = threading.Lock()
 _last_ms = 0
@@ -61,3 +62,16 @@ def uuid7() -> uuid.UUID:
     value |= 0b10 << 62
     value |= rand_b
     return uuid.UUID(int=value)
+
+
+def parse_uuid(value: Any) -> uuid.UUID | None:
+    """The UUID a value spells (a UUID, or its text in any form `uuid.UUID` reads), else
+    None: the one parse of an id taken from a path, a query or a form."""
+    if isinstance(value, uuid.UUID):
+        return value
+    if value is None:
+        return None
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None

@@ -41,7 +41,7 @@ def new_instance(model: type[_M], values: dict[str, Any]) -> _M:
     """A new, unsaved `model` holding `values`, as `model(**values)` would build it.
 
     For the bulk paths, which build thousands: `Model.__init__` judges each keyword
-    against every field (about 13 µs for a link; this takes 2). Values are given by
+    against every field, several times the cost of this (docs/performance.md). Values are given by
     field name or attname; a related object by field name is cached as its descriptor
     would cache it; every other field takes its default, a constant one copied from
     the model's plan, a callable one called. No `pre_init`/`post_init` is sent:

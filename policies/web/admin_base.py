@@ -52,6 +52,14 @@ HISTORY_TEMPLATE = "admin/registry/object_history.html"
 HISTORY_ROWS = 200
 
 
+def holds(request: HttpRequest, *roles: str, dimension_id: int | None = None) -> bool:
+    """Active staff holding one of `roles` (any role if none given), in one Dimension or
+    any: the one role check of every admin (the reader's roles, cached per request)."""
+    if not (request.user.is_active and request.user.is_staff):
+        return False
+    return reader_for(request).holds(*roles, dimension_id=dimension_id)
+
+
 class ReadOnlyAdminMixin:
     """No add, change or delete from the admin: these rows change only through the
     services (or never, for append-only records)."""

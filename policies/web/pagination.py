@@ -16,6 +16,12 @@ from policies.kernel.refusals import Offender, Refusal
 _PAGE_SIZE = re.compile(r"[1-9][0-9]{0,17}")
 
 
+def reversed_ordering(ordering: tuple[str, ...]) -> tuple[str, ...]:
+    """The ordering read backwards (a `previous` page walks it): each field's direction
+    flipped. Ours, not DRF's private `_reverse_ordering`, which may change unannounced."""
+    return tuple(field[1:] if field.startswith("-") else f"-{field}" for field in ordering)
+
+
 class CursorPagination(pagination.CursorPagination):
     page_size = 50
     page_size_query_param = "page_size"

@@ -14,7 +14,6 @@ anyone write audit rows at the rate they can send requests.
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import Any
 
 from django.http import HttpRequest
@@ -22,6 +21,7 @@ from django.urls import Resolver404, resolve
 
 from policies import audit
 from policies.actions import audit_refusal
+from policies.kernel.identifiers import parse_uuid
 from policies.kernel.request_context import refusal_noted
 from policies.kernel.text import plausible_ref
 
@@ -88,7 +88,7 @@ def audit_refused_request(request: Any, code: str, status_code: int) -> None:
     # DRF keeps the authenticated user in _user; reading .user again would re-run the
     # authentication that may be what failed.
     actor = getattr(request, "_user", None)
-    grounding_id = _uuid(kwargs.get("grounding_id"))
+    grounding_id = parse_uuid(kwargs.get("grounding_id"))
     body = getattr(request, "_full_data", None)
     dimension = body.get("dimension") if isinstance(body, dict) else None
     try:
@@ -105,12 +105,3 @@ def audit_refused_request(request: Any, code: str, status_code: int) -> None:
         )
     except Exception:  # the refusal is answered even when its event cannot be written
         logger.exception("could not write the audit event of a refused request")
-
-
-def _uuid(value: Any) -> uuid.UUID | None:
-    if isinstance(value, uuid.UUID):
-        return value
-    try:
-        return uuid.UUID(str(value)) if value is not None else None
-    except ValueError:
-        return None

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from grounding.services.citations import BLOCK_FRAGMENT, PDF_FRAGMENT, anthropic, span_to_nfc
-from grounding.services.citations.anthropic import parse
+from grounding.citations import BLOCK_FRAGMENT, PDF_FRAGMENT, anthropic, span_to_nfc
+from grounding.citations.anthropic import parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

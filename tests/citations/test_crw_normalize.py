@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grounding.services.citations.crw_normalize import hash_markdown, normalize, parse_hash
+from grounding.citations.crw_normalize import hash_markdown, normalize, parse_hash
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grounding.services.citations import (
+from grounding.citations import (
     JSON_POINTER_FRAGMENT,
     LOCATOR_FRAGMENT,
     crw_extract,

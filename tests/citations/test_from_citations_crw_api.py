@@ -11,8 +11,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from evidence.offsets import codepoint_to_utf8, codepoint_to_utf16
+from grounding.citations.crw_normalize import normalize
 from grounding.models import AnchorObservation, GroundingLink
-from grounding.services.citations.crw_normalize import normalize
 from policies.models import AuditEvent
 from tests import factories
 from tests.citations import helpers

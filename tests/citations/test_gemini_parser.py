@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grounding.services.citations import LOCATOR_FRAGMENT, gemini
-from grounding.services.citations.gemini import parse
+from grounding.citations import LOCATOR_FRAGMENT, gemini
+from grounding.citations.gemini import parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evidence.offsets import codepoint_to_utf16
-from grounding.services.citations import LOCATOR_FRAGMENT, openai
-from grounding.services.citations.openai import parse
+from grounding.citations import LOCATOR_FRAGMENT, openai
+from grounding.citations.openai import parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

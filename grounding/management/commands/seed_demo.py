@@ -21,7 +21,8 @@ from policies import governance, tokens
 from policies.actions import refusal_audited
 from policies.choices import ProfileStatus, Role
 from policies.management.commands._operator import refusals_as_errors
-from policies.models import Dimension, Profile
+from policies.models import Profile
+from policies.services import any_dimension_named
 
 DIMENSION = {
     "name": "demo",
@@ -79,7 +80,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Admin login: any user above, password {options['password']!r}")
 
     def _seed(self, options):
-        dimension = Dimension.objects.filter(name=DIMENSION["name"]).first()
+        dimension = any_dimension_named(DIMENSION["name"])
         if dimension is None:
             dimension = governance.do_create_dimension(actor=None, values=DIMENSION)
         profile = Profile.by_ref(f"{PROFILE['name']}@{PROFILE['version']}")

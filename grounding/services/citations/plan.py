@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from grounding.services.citations import (
+from grounding.citations import (
     JSON_POINTER_FRAGMENT,
     SELECTOR_PROFILE,
     Citation,
 )
-from grounding.services.citations.sources import locate
+from grounding.citations.sources import locate
 from policies.kernel.canonical import canonical_sha256
 from policies.models import Dimension
 

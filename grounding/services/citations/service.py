@@ -46,11 +46,11 @@ from django.db import IntegrityError
 
 from evidence.models import Passage
 from grounding.bodies import BULK_MAX_ITEMS
+from grounding.citations import anthropic, crw_extract, crw_search, gemini, openai
 from grounding.models import GroundingLink
 from grounding.services import inputs
 from grounding.services._common import refusal_context, refuse_invalid
 from grounding.services.anchoring import do_record_anchor_observation
-from grounding.services.citations import anthropic, crw_extract, crw_search, gemini, openai
 from grounding.services.citations.plan import plan as plan_citation
 from grounding.services.citations.report import build_report, remap
 from grounding.services.register import do_register_many
@@ -58,12 +58,12 @@ from policies import audit
 from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal, pointer_join
+from policies.memberships import memberships
 from policies.models import Dimension, Profile
 from policies.services import (
     require_active,
     require_published,
     require_role,
-    roles_of,
     unknown_dimension,
 )
 
@@ -140,10 +140,6 @@ def do_register_from_citations(*, actor, request: Any, dimension: str | None) ->
     if not isinstance(request, dict):
         refuse_invalid(offenders)
     dim, profile = _policy(request, offenders, actor)
-    if dim is not None and not roles_of(actor, dim):
-        # A Dimension where the caller holds no role reads as one that does not exist.
-        dim = None
-        offenders.append(unknown_dimension())
     if dim is not None and profile is not None:
         # Role and policy come before any detail of the payload is judged.
         require_active(dim)
@@ -244,14 +240,14 @@ def _policy(
     dimension = profile = None
     name = request.get("dimension")
     if isinstance(name, str) and name:
-        dimension = Dimension.objects.filter(name=name).first()
+        # A Dimension where the caller holds no role reads as one that does not exist.
+        dimension = memberships(actor).named(name)
         if dimension is None:
             offenders.append(unknown_dimension())
     ref = request.get("profile")
     if isinstance(ref, str) and ref:
         # A Dimension's own profiles only for its members (Profile.by_ref's contract).
-        own = dimension if dimension is not None and roles_of(actor, dimension) else None
-        profile = Profile.by_ref(ref, own)
+        profile = Profile.by_ref(ref, dimension)
         if profile is None:
             offenders.append(Offender("/profile", "unknown_reference", "no such profile."))
     return dimension, profile

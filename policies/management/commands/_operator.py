@@ -12,6 +12,7 @@ from django.core.management.base import CommandError
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.models import Dimension
+from policies.services import any_dimension_named
 
 ROLE_CHOICES = list(Role.values)
 
@@ -27,7 +28,7 @@ def user_named(username: str):
 
 
 def dimension_named(name: str) -> Dimension:
-    dimension = Dimension.objects.filter(name=name).first()
+    dimension = any_dimension_named(name)
     if dimension is None:
         raise CommandError(f"no Dimension {name!r} (create one with `manage.py create_dimension`)")
     return dimension

@@ -19,7 +19,7 @@ from policies import governance
 from policies.actions import refusal_audited
 from policies.choices import Role
 from policies.management.commands._operator import refusals_as_errors, user_named
-from policies.models import Dimension
+from policies.services import any_dimension_named
 
 # Option → Dimension field; all are references to policies held elsewhere.
 REFS = {
@@ -56,7 +56,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, name: str, steward: str | None, as_json: bool, **options) -> None:
-        if Dimension.objects.filter(name=name).exists():
+        if any_dimension_named(name) is not None:
             raise CommandError(f"a Dimension {name!r} exists already")
         values = {
             "name": name,

@@ -29,8 +29,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from evidence.offsets import nfc
-from grounding.services.citations import Citation, span_to_nfc, to_codepoint
-from grounding.services.citations import crw_normalize as crw
+from grounding.citations import Citation, span_to_nfc, to_codepoint
+from grounding.citations import crw_normalize as crw
 
 if TYPE_CHECKING:
     from grounding.services.citations.plan import Plan

@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any
 
 from evidence.offsets import nfc
-from grounding.services.citations import (
+from grounding.citations import (
     Citation,
     OffsetUnit,
     Parsed,

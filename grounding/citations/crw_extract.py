@@ -37,7 +37,7 @@ from typing import Any
 from urllib.parse import quote
 
 from evidence.offsets import nfc
-from grounding.services.citations import (
+from grounding.citations import (
     Citation,
     OffsetUnit,
     Parsed,
