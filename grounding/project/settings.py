@@ -4,6 +4,7 @@ Defaults are safe for production (DEBUG off, no hosts allowed, a secret key is
 required); `make run` sets what local use needs.
 """
 
+import sysconfig
 from datetime import timedelta
 from pathlib import Path
 
@@ -128,12 +129,24 @@ if GROUNDING_SERVER_NAME:
 ROOT_URLCONF = "grounding.project.urls"
 WSGI_APPLICATION = "grounding.project.wsgi.application"
 
+# templates/ of a checkout, else the wheel's copy (pyproject.toml `data-files`: the
+# installation's data folder, share/grounding-registry/templates).
+PROJECT_TEMPLATE_DIRS = [
+    folder
+    for folder in (
+        BASE_DIR / "templates",
+        Path(sysconfig.get_path("data")) / "share" / "grounding-registry" / "templates",
+    )
+    if folder.is_dir()
+][:1]
+
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        # Templates live in the apps (grounding/templates/, evidence/templates/), so the
-        # wheel carries them; nothing is read from a project-level folder.
-        "DIRS": [],
+        # Project-wide templates (the admin's chrome, the error pages) in the top-level
+        # templates/ of a checkout, or where an installed wheel put it; each app's own
+        # in <app>/templates/.
+        "DIRS": PROJECT_TEMPLATE_DIRS,
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
