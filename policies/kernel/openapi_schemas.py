@@ -61,4 +61,11 @@ def _convert(node: Any, defs: dict[str, Any], seen: tuple[str, ...], component: 
             out[key] = value  # values, not schemas
         else:
             out[key] = _convert(value, defs, seen, component)
+    # A conditional whose every outcome has one type has that type: said on the whole,
+    # so a reader that skips conditionals (a client generator) still knows it.
+    outcomes = [out.get("then"), out.get("else")]
+    if "type" not in out and "if" in out and all(isinstance(o, dict) for o in outcomes):
+        kinds = {json.dumps(o.get("type")) for o in outcomes}
+        if len(kinds) == 1 and "null" not in kinds:
+            out["type"] = outcomes[0]["type"]
     return out
