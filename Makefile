@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint ci clean bench lock prod-smoke soak spec
+.PHONY: install run test lint ci clean bench lock prod-smoke soak spec schemathesis
 
 # Local runs: DEBUG on and human-readable log lines, unless the environment says otherwise.
 LOCAL := DJANGO_DEBUG=$${DJANGO_DEBUG:-1} DJANGO_LOG_FORMAT=$${DJANGO_LOG_FORMAT:-text}
@@ -68,3 +68,9 @@ prod-smoke: install
 # "Soak and kill drills"). About a minute and a half; SOAK_KEEP=1 keeps the logs.
 soak: install
 	$(BIN)/python -m tests.soak
+
+# schemathesis --checks all against gunicorn, once per role (curator, reviewer, steward,
+# projection agent, access steward), every phase incl. stateful (OpenAPI links), a fixed
+# number of examples, derandomized (tests/schemathesis_run). SCHEMATHESIS_EXAMPLES=10.
+schemathesis: install
+	$(BIN)/python -m tests.schemathesis_run

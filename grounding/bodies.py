@@ -297,7 +297,7 @@ class EvidenceSetCreateSerializer(serializers.Serializer):
 
 
 class MemberAddSerializer(MemberSerializer):
-    expected_revision = serializers.IntegerField(min_value=1, required=False)
+    expected_revision = ExpectedRevision()
 
 
 # -- change notifications and citations

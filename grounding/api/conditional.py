@@ -89,6 +89,9 @@ def _header_revision(header: str) -> int | None:
 
 
 def _body_revision(value: Any) -> int:
+    # JSON Schema's integer includes 3.0: what the schema admits, the server reads.
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_REVISION:
         raise Refusal(
             "validation_error",

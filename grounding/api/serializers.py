@@ -14,20 +14,14 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from grounding.api.serializers_link import (
-    LinkDocumentField,
-    ProjectedFieldsSerializer,
-)
-from grounding.choices import (
-    DisplayState,
-    MembershipRole,
-    ProjectionFormat,
-    RecordState,
-    ResolutionState,
-)
+from grounding.api.serializers_link import AssessmentReadSerializer, LinkDocumentField
+
+# Re-exported: the projection view names it with the other answers.
+from grounding.api.serializers_projection import ProjectionResultSerializer  # noqa: F401
+from grounding.choices import MembershipRole, ProjectionFormat, RecordState, ResolutionState
 from grounding.models import EvidenceSet, EvidenceSetMembership, GroundingLink
 from grounding.values.fields import structured
-from policies.choices import DisclosableField
+from policies.web.openapi_strict import documented_by
 
 
 class ProjectionQuerySerializer(serializers.Serializer):
@@ -69,6 +63,26 @@ class _RecordResult(serializers.Serializer):
     )
 
 
+class _AssessmentResultSchema(_RecordResult):
+    """What AssessmentResultSerializer renders: the record's ids and revisions, and its
+    other members as the link document shows them (each absent when withheld, all
+    absent when the actor may not read the link)."""
+
+    assessment_id = serializers.UUIDField()
+    assessment_ref = serializers.CharField()
+    grounding_revision = serializers.IntegerField()
+    recorded_revision = serializers.IntegerField()
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        for name, shown in AssessmentReadSerializer().get_fields().items():
+            if name not in fields:
+                shown.required = False
+                fields[name] = shown
+        return fields
+
+
+@documented_by(_AssessmentResultSchema)
 class AssessmentResultSerializer(_RecordResult):
     assessment_id = serializers.UUIDField(source="record.assessment_id")
     assessment_ref = serializers.CharField(source="record.assessment_ref")
@@ -157,29 +171,6 @@ class RevisionListSerializer(RevisionHistorySerializer):
     disposed_at = serializers.DateTimeField(
         required=False, allow_null=True, help_text="Tombstone only."
     )
-
-
-class ProjectionResultSerializer(serializers.Serializer):
-    """Native: `fields`. Export formats (web-annotation, prov-o) replace `fields` by the
-    format's document; a disposed link projects as its tombstone (LinkSerializer)."""
-
-    grounding_id = serializers.UUIDField()
-    revision = serializers.IntegerField()
-    display_state = serializers.ChoiceField(choices=DisplayState.choices, required=False)
-    decision_ref = serializers.CharField(required=False)
-    decision_refs = serializers.ListField(child=serializers.CharField(), required=False)
-    recipient = serializers.CharField(required=False)
-    purpose = serializers.CharField(required=False)
-    format = serializers.ChoiceField(choices=ProjectionFormat.choices, required=False)
-    mapping_profile_ref = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    fields = ProjectedFieldsSerializer(required=False, help_text="native: the link as disclosed.")
-    withheld = serializers.ListField(
-        child=serializers.ChoiceField(DisclosableField.choices), required=False
-    )
-    loss_report = structured("loss_report", required=False)
-    projection_ref = serializers.CharField(required=False)
-    projection_revision = serializers.IntegerField(required=False)
-    sha256 = serializers.CharField(required=False)
 
 
 @extend_schema_serializer(component_name="Member")

@@ -14,10 +14,31 @@ class SpanSerializer(serializers.Serializer):
     end = serializers.IntegerField()
 
 
+HASH_CHECKS = ["match", "mismatch", "unrecognized", "no_local_text", "not_held"]
+
+
 class CitationEntrySerializer(serializers.Serializer):
     """One citation of the provider's payload and what became of it."""
 
     index = serializers.IntegerField()
+    # Where the citation sits in the provider's payload: each parser
+    # (grounding.services.citations) names its own container positions.
+    block_index = serializers.IntegerField(required=False, help_text="Anthropic: content block.")
+    output_index = serializers.IntegerField(required=False, help_text="OpenAI: output item.")
+    content_index = serializers.IntegerField(
+        required=False, help_text="OpenAI: content part of the output item."
+    )
+    support_index = serializers.IntegerField(
+        required=False, help_text="Gemini: groundingSupports entry."
+    )
+    chunk_position = serializers.IntegerField(
+        required=False, help_text="Gemini: position in the support's groundingChunkIndices."
+    )
+    source_index = serializers.IntegerField(required=False, help_text="CRW search: source.")
+    highlight_index = serializers.IntegerField(
+        required=False, help_text="CRW search: highlight of the source."
+    )
+    basis_index = serializers.IntegerField(required=False, help_text="CRW extract: basis entry.")
     type = serializers.CharField()
     outcome = serializers.ChoiceField(choices=["created", "replayed", "skipped"])
     reason = serializers.CharField(required=False, help_text="Why it was skipped.")
@@ -25,9 +46,9 @@ class CitationEntrySerializer(serializers.Serializer):
     title = serializers.CharField(required=False, allow_null=True)
     statement_pointer = serializers.CharField(required=False)
     answer_span = SpanSerializer(allow_null=True)
-    source_span = serializers.JSONField(allow_null=True)
+    source_span = SpanSerializer(allow_null=True)
     source_span_note = serializers.CharField(required=False)
-    source_hash_check = serializers.JSONField(required=False)
+    source_hash_check = serializers.ChoiceField(choices=HASH_CHECKS, required=False)
     provider_data = serializers.DictField(
         required=False, help_text="Scores and confidences: data, never a verdict."
     )

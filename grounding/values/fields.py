@@ -3,7 +3,7 @@
 Each structured value (selector, claim scope, anchor result, …) is one named OpenAPI
 component, derived from the Draft 2020-12 schema in grounding/schemas, so a client
 generator gets a type instead of a bare object (`policies.kernel.openapi_schemas` says
-what OpenAPI 3.0 cannot carry over). The field names its value's `kind`: the
+how it is placed in the OpenAPI 3.1 document). The field names its value's `kind`: the
 services validate a structured member with that same schema
 (`grounding.values.structured.validate`), compiled from the body declarations in
 `grounding.services.inputs`.
@@ -27,8 +27,10 @@ def _component_name(kind: str) -> str:
 
 @functools.cache
 def openapi_schema(kind: str) -> dict[str, Any]:
-    """The shipped schema `kind` in OpenAPI 3.0 terms (a looser or equal description)."""
-    return converted_file(SCHEMA_DIR / f"{kind}.json", f"grounding/schemas/{kind}.json")
+    """The shipped schema `kind` as an OpenAPI 3.1 Schema Object (the same constraints)."""
+    return converted_file(
+        SCHEMA_DIR / f"{kind}.json", f"grounding/schemas/{kind}.json", _component_name(kind)
+    )
 
 
 class StructuredField(serializers.JSONField):

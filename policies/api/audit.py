@@ -32,6 +32,9 @@ class AuditEventSerializer(serializers.ModelSerializer):
     resulting_revision = serializers.IntegerField(
         min_value=0, max_value=REVISION_MAX, allow_null=True, required=False
     )
+    references = serializers.DictField(
+        help_text="Identifiers the operation named (never source text); keys vary by action."
+    )
 
     class Meta:
         model = AuditEvent

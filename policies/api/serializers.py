@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiExample
+from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 
 from policies.choices import DisclosableField
@@ -91,6 +91,16 @@ DECISION_EXAMPLE = OpenApiExample(
 
 class DecisionSerializer(serializers.ModelSerializer):
     dimension = serializers.CharField(source="dimension.name")
+    # Stored as JSON lists: declared with their items, as the input declares them.
+    fields = serializers.ListField(
+        child=serializers.ChoiceField(choices=DisclosableField.choices),
+        help_text="Disclosable field names this decision covers.",
+    )
+    grounding_ids = serializers.ListField(
+        child=serializers.UUIDField(),
+        allow_null=True,
+        help_text="Listed links only; null covers the whole Dimension.",
+    )
 
     class Meta:
         model = DisclosureDecision
@@ -190,8 +200,23 @@ class ProfileInputSerializer(StrictSerializer, serializers.ModelSerializer):
         validators: list = []
 
 
+@extend_schema_field({"type": "object", "additionalProperties": {"type": ["object", "boolean"]}})
+class FieldSchemasField(serializers.JSONField):
+    """Data element name → a JSON Schema (Draft 2020-12: an object or a boolean)."""
+
+
 class ProfileSerializer(serializers.ModelSerializer):
     ref = serializers.CharField(read_only=True, help_text="name@version")
+    support_vocabulary = serializers.ListField(
+        child=serializers.CharField(), help_text="support_kind values this profile admits."
+    )
+    selector_profiles = serializers.ListField(
+        child=serializers.CharField(), help_text="selector_profile refs this profile admits."
+    )
+    field_schemas = FieldSchemasField(
+        help_text="Stricter JSON Schemas (Draft 2020-12) keyed by data element name."
+    )
+    endpoint_role_map = serializers.DictField(child=serializers.CharField())
     dimension = serializers.CharField(
         source="dimension.name",
         read_only=True,

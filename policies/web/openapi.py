@@ -70,7 +70,17 @@ class ProblemSerializer(serializers.Serializer):
     current_revision = serializers.IntegerField(
         required=False, help_text="On 412 revision_mismatch: the revision to retry against."
     )
-    retry_after = serializers.IntegerField(required=False, help_text="On 429: seconds.")
+    retry_after = serializers.IntegerField(required=False, help_text="On 429 and 503: seconds.")
+    # Extension members a refusal names (policies.kernel.refusals.Refusal.extra).
+    change_ref = serializers.CharField(
+        required=False,
+        help_text="On 409 from POST /change-notifications/: the change_ref already recorded.",
+    )
+    loss_report = serializers.ListField(
+        child=serializers.DictField(child=serializers.CharField()),
+        required=False,
+        help_text="On 409 export_unrepresentable: what the export cannot represent.",
+    )
 
 
 # One example problem per status (the first code its description names).

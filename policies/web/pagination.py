@@ -47,7 +47,8 @@ class CursorPagination(pagination.CursorPagination):
         parameters = super().get_schema_operation_parameters(view)
         for parameter in parameters:
             if parameter["name"] == self.page_size_query_param:
-                parameter["schema"] = {"type": "integer", "minimum": 1}
+                # At most 18 digits (_PAGE_SIZE): a longer number is refused.
+                parameter["schema"] = {"type": "integer", "minimum": 1, "maximum": 10**18 - 1}
                 parameter["description"] = (
                     f"Results per page (default {self.page_size}; above "
                     f"{self.max_page_size} it is capped at {self.max_page_size})."

@@ -41,7 +41,9 @@ class ApiView(APIView):
 
     def initial(self, request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)
-        if request.method in WRITE_METHODS:
+        # A method this view does not handle is refused 405 by dispatch, before any
+        # Idempotency-Key is looked at (a key reused on it is no reuse).
+        if request.method in WRITE_METHODS and hasattr(self, request.method.lower()):
             # After authentication: keys are the caller's.
             self.write_scope = WriteScope.of(request)
 

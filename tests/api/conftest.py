@@ -3,6 +3,9 @@ sets its own."""
 
 import pytest
 from django.core.cache import cache
+from django.test import Client
+
+from tests.api.strict_responses import served_schema
 
 
 def uses_database(request) -> bool:
@@ -28,3 +31,30 @@ def _api_settings(request, settings):
     yield
     if uses_database(request):
         cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _strict_responses(request, monkeypatch):
+    """Every response of Django's test client (and DRF's APIClient, which is one) is
+    validated against the served schema (tests.api.strict_responses); a test that
+    means to receive an undescribed response says so with
+    `@pytest.mark.undescribed_responses("why")`."""
+    if request.node.get_closest_marker("undescribed_responses"):
+        yield
+        return
+    original = Client.request
+
+    def request_and_check(self, **environ):
+        response = original(self, **environ)
+        sent = response.request
+        served_schema().check(
+            sent["REQUEST_METHOD"],
+            sent["PATH_INFO"],
+            response.status_code,
+            response.get("Content-Type", ""),
+            b"" if response.streaming else response.content,
+        )
+        return response
+
+    monkeypatch.setattr(Client, "request", request_and_check)
+    yield

@@ -311,6 +311,10 @@ def test_a_key_whose_first_request_is_still_running_is_409_idempotency_in_progre
     assert (refused.action, refused.code) == ("revise", "idempotency_in_progress")
 
 
+@pytest.mark.undescribed_responses(
+    "a purged replay answers {detail, disposed} with the first answer's status "
+    "(IdempotencyKey.forget_answers_about); the schema declares the first answer's shape"
+)
 def test_a_disposal_purges_the_stored_answer_and_a_retry_registers_nothing(world):
     """A stored first answer copies the link's texts (its selector quote); a disposal
     purges it with them, and the key stays used: a retry must not register the

@@ -126,11 +126,16 @@ def test_the_docs_page_loads_only_local_assets(db):
 
 
 def _resolve(schema: dict, node: dict) -> dict:
-    while "$ref" in node or ("allOf" in node and len(node["allOf"]) == 1):
-        node = node["allOf"][0] if "allOf" in node else node
-        if "$ref" in node:
+    """A reference (also a nullable one: oneOf it and null) resolved to its schema."""
+    while True:
+        if "oneOf" in node and {"type": "null"} in node["oneOf"] and len(node["oneOf"]) == 2:
+            node = next(n for n in node["oneOf"] if n != {"type": "null"})
+        elif "allOf" in node and len(node["allOf"]) == 1:
+            node = node["allOf"][0]
+        elif "$ref" in node:
             node = schema["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]
-    return node
+        else:
+            return node
 
 
 def _operations(schema: dict):
@@ -156,14 +161,26 @@ def _operations(schema: dict):
 def test_every_list_documents_its_cursor_page_size_and_filters(schema, path, filters):
     parameters = {p["name"]: p for p in schema["paths"][path]["get"]["parameters"]}
     assert {"cursor", "page_size", *filters} <= set(parameters)
-    assert parameters["page_size"]["schema"] == {"type": "integer", "minimum": 1}
+    assert parameters["page_size"]["schema"] == {
+        "type": "integer", "minimum": 1, "maximum": 10**18 - 1
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(("path", "method"), MUTATING_LINK_OPERATIONS)
-def test_if_match_is_required_where_the_server_answers_428_without_it(schema, path, method):
+def test_if_match_is_required_where_the_body_cannot_name_the_revision(schema, path, method):
+    """Without If-Match the server answers 428, unless the body names expected_revision:
+    so If-Match is required only on a DELETE (no body), and its shape is what
+    grounding.api.conditional parses (else 400 invalid_if_match)."""
     operation = schema["paths"][path][method]
     if_match = next(p for p in operation["parameters"] if p["name"] == "If-Match")
-    assert if_match["required"] is True
+    assert if_match["schema"] == {"type": "string", "pattern": r'^(\*|(W/)?"[1-9][0-9]{0,8}")$'}
+    if method == "delete":
+        assert if_match["required"] is True
+        return
+    assert if_match["required"] is False
+    body = _resolve(schema, operation["requestBody"]["content"]["application/json"]["schema"])
+    expected = body["properties"]["expected_revision"]
+    assert (expected["type"], expected["minimum"], expected["maximum"]) == ("integer", 1, 999999999)
 
 
 def test_every_request_body_is_a_closed_typed_object(schema):

@@ -1,0 +1,213 @@
+"""Postprocessing hooks that make the served OpenAPI 3.1 description say exactly what
+the server does (issue 26, "the schema says what the server enforces").
+
+- `nullable_as_31`: OpenAPI 3.0's `nullable` (left by DRF's pagination schema) as a
+  "null" type, which 3.1 readers understand.
+- `type_enums` (before drf-spectacular's enum hook): an `enum` without `type` (the
+  shipped JSON Schemas say `{"enum": [...]}`) gets the type of its values, which the
+  enum hook and client generators need.
+- `enum_varnames`: every enum (a component, or inline as a parameter's) carries
+  `x-enum-varnames`, so a generated client names its members (`SUPPORTING`), not
+  `VALUE_0`.
+- `if_match_alternative`: If-Match's shape, and required only where the body has
+  no `expected_revision` to name the revision instead.
+- `no_untyped_schemas`: start-up guard run with the schema: a property (or item)
+  with no type at all is a declaration that was forgotten; generating the schema
+  fails naming it, so `make spec` and the suite notice.
+
+And the declarations a serializer needs when its fields cannot say what it renders:
+`documented_by` (another serializer describes it), `one_of` (a union of named
+components) and `const` (a one-value tag).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.utils import extend_schema_field
+from rest_framework.fields import CharField, Field
+from rest_framework.serializers import Serializer
+
+_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
+# What makes a schema say something about its value's type.
+_TYPED = ("type", "$ref", "allOf", "anyOf", "oneOf", "enum", "const", "not", "if")
+
+
+def _schemas(node: Any) -> Iterator[dict[str, Any]]:
+    """Every dict in the document (enums and types only occur in Schema Objects)."""
+    if isinstance(node, dict):
+        yield node
+        for key, value in node.items():
+            if key not in ("enum", "const", "default", "example", "examples"):
+                yield from _schemas(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _schemas(item)
+
+
+def nullable_as_31(result: dict, generator, request, public) -> dict:
+    """OpenAPI 3.0's `nullable` (DRF's own pagination schema still says it) is no
+    3.1 keyword, so a 3.1 reader ignores it: spelled as a "null" type instead."""
+    for schema in _schemas(result):
+        if schema.pop("nullable", False) is True:
+            kind = schema.get("type")
+            if isinstance(kind, str):
+                schema["type"] = [kind, "null"]
+            elif isinstance(kind, list) and "null" not in kind:
+                kind.append("null")
+            elif kind is None:
+                rest = {k: schema.pop(k) for k in list(schema) if k != "description"}
+                schema["oneOf"] = [rest, {"type": "null"}]
+    return result
+
+
+def type_enums(result: dict, generator, request, public) -> dict:
+    for schema in _schemas(result):
+        values = schema.get("enum")
+        if isinstance(values, list) and values and "type" not in schema:
+            kinds = sorted({_JSON_TYPES[type(v)] for v in values if type(v) in _JSON_TYPES})
+            if "integer" in kinds and "number" in kinds:
+                kinds.remove("integer")
+            if kinds:
+                schema["type"] = kinds[0] if len(kinds) == 1 else kinds
+    return result
+
+
+def _varname(value: Any) -> str:
+    name = re.sub(r"[^0-9A-Za-z]+", "_", str(value)).strip("_").upper()
+    if value is None:
+        return "NULL"
+    if isinstance(value, str) and value.startswith("-") and name:
+        return f"DESC_{name}"  # an ordering's descending direction
+    if not name:
+        return "EMPTY"
+    return f"V_{name}" if name[0].isdigit() else name
+
+
+def enum_varnames(result: dict, generator, request, public) -> dict:
+    for schema in _schemas(result):
+        values = schema.get("enum")
+        if not isinstance(values, list) or "x-enum-varnames" in schema:
+            continue
+        names: list[str] = []
+        for value in values:
+            name, n = _varname(value), 2
+            while name in names:
+                name, n = f"{_varname(value)}_{n}", n + 1
+            names.append(name)
+        schema["x-enum-varnames"] = names
+    return result
+
+
+# What grounding.api.conditional parses without refusing 400 invalid_if_match: `*`, or
+# one strong or weak tag of a revision (1 to 999,999,999; a weak one never matches).
+IF_MATCH_PATTERN = r'^(\*|(W/)?"[1-9][0-9]{0,8}")$'
+
+
+def if_match_alternative(result: dict, generator, request, public) -> dict:
+    """If-Match has the shape the server parses, and is required only where the body
+    cannot name `expected_revision` instead (a DELETE has no body)."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            if not isinstance(operation, dict):
+                continue
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") != "header" or parameter.get("name") != "If-Match":
+                    continue
+                parameter["schema"] = {"type": "string", "pattern": IF_MATCH_PATTERN}
+                body = (
+                    operation.get("requestBody", {})
+                    .get("content", {})
+                    .get("application/json", {})
+                    .get("schema", {})
+                )
+                name = body.get("$ref", "").rsplit("/", 1)[-1]
+                if "expected_revision" in schemas.get(name, {}).get("properties", {}):
+                    parameter["required"] = False
+    return result
+
+
+def _untyped(node: Any, where: str, branch: bool = False) -> Iterator[str]:
+    """Properties and items with no type; in a branch (allOf, then, …) a property may
+    only add constraints to the type its schema declares."""
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _untyped(item, f"{where}/{i}", branch)
+        return
+    if not isinstance(node, dict):
+        return
+    for name, sub in (node.get("properties") or {}).items():
+        if not branch and isinstance(sub, dict) and not any(key in sub for key in _TYPED):
+            yield f"{where}/properties/{name}"
+        yield from _untyped(sub, f"{where}/properties/{name}")
+    for key in ("items", "additionalProperties", "allOf", "anyOf", "oneOf", "then", "else"):
+        sub = node.get(key)
+        if key == "items" and isinstance(sub, dict) and not any(k in sub for k in _TYPED):
+            yield f"{where}/items"
+        if isinstance(sub, dict | list):
+            yield from _untyped(sub, f"{where}/{key}", key not in ("items", "additionalProperties"))
+
+
+def no_untyped_schemas(result: dict, generator, request, public) -> dict:
+    untyped = [
+        where
+        for name, schema in result.get("components", {}).get("schemas", {}).items()
+        for where in _untyped(schema, name)
+    ]
+    if untyped:
+        raise ValueError(f"OpenAPI schemas without a type (declare them): {untyped}")
+    return result
+
+
+def documented_by(schema_serializer: type[Serializer]) -> Callable[[type], type]:
+    """Class decorator: the decorated serializer renders answers as it does, and its
+    OpenAPI schema (under its own component name) is `schema_serializer`'s, one that
+    declares what the rendering emits but cannot say in fields (members merged from
+    another document, members that depend on the request's `format`)."""
+
+    def decorate(serializer_class: type) -> type:
+        class Documented(OpenApiSerializerExtension):
+            target_class = serializer_class
+
+            def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+                return auto_schema._map_serializer(schema_serializer(), direction)
+
+        Documented.__name__ = f"{serializer_class.__name__}Schema"
+        return serializer_class
+
+    return decorate
+
+
+def one_of(*serializers: type[Serializer]) -> Callable[[type], type]:
+    """Class decorator: the serializer's OpenAPI schema is exactly one of these
+    (each a named component), e.g. one schema per projection `format`."""
+
+    def decorate(serializer_class: type) -> type:
+        class OneOf(OpenApiSerializerExtension):
+            target_class = serializer_class
+
+            def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+                return {
+                    "oneOf": [auto_schema.resolve_serializer(s, direction).ref for s in serializers]
+                }
+
+        OneOf.__name__ = f"{serializer_class.__name__}OneOf"
+        return serializer_class
+
+    return decorate
+
+
+@functools.cache
+def _const_field_class(value: str) -> type[Field]:
+    field_class = type(f"Const{_varname(value).title()}Field", (CharField,), {})
+    return extend_schema_field({"type": "string", "const": value})(field_class)
+
+
+def const(value: str, **kwargs: Any) -> Field:
+    """A string member that always has this one value (a union's tag, e.g. `format`)."""
+    return _const_field_class(value)(**kwargs)

@@ -1,0 +1,1 @@
+"""schemathesis `--checks all` against a real server, once per role (make schemathesis)."""

@@ -1,0 +1,62 @@
+"""schemathesis hooks of `make schemathesis` (loaded through SCHEMATHESIS_HOOKS).
+
+`refusals_of_valid_data_are_rules_beyond_the_schema`: schemathesis.toml lets
+positive_data_acceptance admit 400, 409, 412, 422 and 428 for schema-valid data,
+because some rules are not JSON Schema's to state. This check narrows that back: such
+a refusal must name one of those rules (its problem `code`, and for a 400
+validation_error every offender's code); any other refusal of schema-valid data is a
+rule the schema should state (a pattern, a bound) or a server bug.
+"""
+
+from __future__ import annotations
+
+import json
+
+import schemathesis
+
+# status → the problem codes of rules no JSON Schema of this request can state.
+BEYOND_SCHEMA = {
+    # A reference to a row that does not exist; If-Match and the body naming two
+    # different revisions (two places of one request).
+    400: {"expected_revision_conflict"},
+    # The record's state (withdrawn, disposed, published, …), a decision already
+    # recorded, an Idempotency-Key still in flight.
+    409: None,
+    # A stale revision.
+    412: {"revision_mismatch"},
+    # A reused Idempotency-Key; the WSP and profile rules across members.
+    422: {"idempotency_key_reuse", "wsp_contract_violation", "banned_field"},
+    # No revision named: neither If-Match nor expected_revision (header or body).
+    428: {"precondition_required"},
+}
+# validation_error offenders that name a rule beyond the schema: a reference to
+# nothing, an order between two members, a value that must itself be a valid schema.
+BEYOND_SCHEMA_OFFENDERS = {"unknown_reference", "order", "invalid_schema"}
+
+
+@schemathesis.check
+def refusals_of_valid_data_are_rules_beyond_the_schema(ctx, response, case):
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive:
+        return None
+    status = response.status_code
+    if status not in BEYOND_SCHEMA:
+        return None
+    try:
+        problem = json.loads(response.content)
+    except ValueError:
+        raise AssertionError(f"{status} without a problem document") from None
+    code = problem.get("code")
+    allowed = BEYOND_SCHEMA[status]
+    if allowed is None or code in allowed:
+        return None
+    offenders = problem.get("offenders") or []
+    if code == "validation_error" and offenders:
+        unstated = [o for o in offenders if o.get("code") not in BEYOND_SCHEMA_OFFENDERS]
+        if not unstated:
+            return None
+        named = ", ".join(f"{o.get('pointer')} ({o.get('code')})" for o in unstated)
+        raise AssertionError(
+            f"Schema-valid data refused by a rule the schema does not state: {named}"
+        )
+    raise AssertionError(f"Schema-valid data refused with {status} {code}")
