@@ -67,5 +67,8 @@ def link(world):
 
 
 @pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
+def _test_settings(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # An API answer its operation does not declare fails the request (#26): every test
+    # that provokes an answer proves it is declared (policies.web.operations).
+    settings.GROUNDING_STRICT_ANSWERS = True
