@@ -44,7 +44,8 @@ READ_PASSAGE = Operation(
     "read_passage",
     output=PassageSerializer,
     roles=PASSAGE_READERS,
-    refusals=("not_found",),
+    # Its text as the reader's role and decisions allow (policies.reader).
+    refusals=("not_found", "role_required", "disclosure_not_decided"),
     summary="A passage of your Dimensions (curators and stewards)",
 )
 

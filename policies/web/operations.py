@@ -19,6 +19,7 @@ or `operations` by method: `policies.operations.Operation`). From those declarat
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Iterator
@@ -79,15 +80,18 @@ def codes(operation: Operation, method: str) -> frozenset[str]:
     return frozenset(found)
 
 
+@functools.lru_cache(maxsize=256)
 def answers(operation: Operation, method: str) -> dict[int, frozenset[str]]:
     """Status -> the codes answered with it: the operation's refusals (module
-    docstring); its successes carry no code."""
+    docstring); its successes carry no code. (Read on every answer: kept per
+    operation and method; declarations do not change.)"""
     by_status: dict[int, set[str]] = {status: set() for status in operation.success}
     for code in codes(operation, method):
         by_status.setdefault(status_of(code), set()).add(code)
     return {status: frozenset(found) for status, found in sorted(by_status.items())}
 
 
+@functools.lru_cache(maxsize=256)
 def declared(view_class: type) -> dict[str, Operation]:
     """Handler name (`get`, `post`, …) -> its operation, as the view declares them:
     `operations` by name, or `operation` for the one handler the view has."""
@@ -124,17 +128,26 @@ class UndeclaredAnswer(AssertionError):
     """An operation answered a status or code its declaration does not name."""
 
 
+# Under GROUNDING_STRICT_ANSWERS: (operation, method, status, code) of every answer
+# given, so a test session can tell which declared answers it never provoked
+# (tests/conftest.py prints them at the end of a run).
+ANSWERED: set[tuple[Operation, str, int, str | None]] = set()
+
+
 def check_answer(operation: Operation, method: str, status: int, code: str | None) -> None:
     """Log an answer the declaration does not name; raise it under
     GROUNDING_STRICT_ANSWERS (tests)."""
     allowed = answers(operation, method)
+    strict = getattr(settings, "GROUNDING_STRICT_ANSWERS", False)
+    if strict:
+        ANSWERED.add((operation, method.upper(), status, code))
     if status in allowed and (code is None or code in allowed[status] or status < 400):
         return
     message = (
         f"{method} {operation.action} answered {status} {code or ''}: not declared "
         f"(declared: {sorted((s, sorted(c)) for s, c in allowed.items())})"
     )
-    if getattr(settings, "GROUNDING_STRICT_ANSWERS", False):
+    if strict:
         raise UndeclaredAnswer(message)
     logger.warning(message)
 

@@ -76,7 +76,7 @@ NASTY = st.one_of(
     st.integers().map(str),
     st.builds(lambda c, n: c * n, st.sampled_from(["a", "9", "²", "é"]), st.integers(256, 20_000)),
 )
-HEADERS = ("HTTP_IF_MATCH", "HTTP_IF_NONE_MATCH", "HTTP_IDEMPOTENCY_KEY")
+HEADERS = ("HTTP_IF_MATCH", "HTTP_IF_NONE_MATCH", "HTTP_IDEMPOTENCY_KEY", "HTTP_ACCEPT")
 
 
 def _segment(value: str) -> str:

@@ -10,8 +10,12 @@ import uuid
 import pytest
 from django.test import Client
 from django.urls import reverse
+from rest_framework import serializers
 
+from grounding import bodies
+from grounding.services import inputs
 from policies.models import AuditEvent
+from policies.web.operation_schema import input_serializer, output_serializer
 from policies.web.operations import answers, api_routes
 from tests.api.helpers import client_for, problem
 
@@ -76,6 +80,16 @@ def test_every_route_and_method_of_the_api_has_its_operation_and_audit_action():
         "evidence:passage-list",
         "link-from-citations",
     }
+
+
+def test_every_declared_input_and_output_is_a_serializer_and_grounding_inputs_compile():
+    for route in ROUTES:
+        operation = route.operation
+        for found in (input_serializer(operation), output_serializer(operation)):
+            assert found is None or issubclass(found, serializers.BaseSerializer), _id(route)
+        if isinstance(operation.input, type) and operation.input.__module__ == bodies.__name__:
+            # The checks its body runs are the ones its declaration names.
+            assert inputs.of(operation).names, _id(route)
 
 
 def test_each_writes_declared_action_is_the_audit_trails():
