@@ -30,8 +30,9 @@ from grounding.services.revise import REVISE
 from policies.operations import Operation
 from policies.web.views import ApiView
 
-# A link's reads: any role in its Dimension, and a decision covering the reader.
-READ_REFUSALS = ("not_found", "role_required", "disclosure_not_decided")
+# A link's reads: any role in its Dimension (else not_found), and a decision
+# covering the reader.
+READ_REFUSALS = ("not_found", "disclosure_not_decided")
 ROOT = Operation(
     "read_root",
     output=ApiRootSerializer,

@@ -36,7 +36,7 @@ from django.utils import timezone
 from grounding import bodies
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
-from grounding.services import inputs
+from grounding.services import fanout, inputs
 from grounding.services._common import refusal_context, refuse_invalid, save_tracked
 from grounding.services.fanout import BATCH_SIZE, apply_batch, candidate_keys
 from grounding.values.timestamps import parse_rfc3339
@@ -182,7 +182,7 @@ def notify_change(*, actor, payload: Any, batch_size: int = BATCH_SIZE) -> Outco
 
 
 NOTIFY_CHANGE = Operation(
-    "notify_change",
+    fanout.ACTION,
     run=notify_change,
     input=bodies.ChangeNotificationRequestSerializer,
     output="grounding.api.views_changes.ChangeNotificationSerializer",

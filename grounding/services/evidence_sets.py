@@ -188,24 +188,25 @@ SET_DIMENSION = Param(
     description="The Dimension of the set, needed only when sets of several of your "
     "Dimensions have this ref (otherwise 400 dimension_required).",
 )
+# What a change of a set refuses: the set (among the caller's Dimensions), its
+# Dimension, the role, the revision, a member link's state, the change's values.
+SET_REFUSALS = (
+    "not_found",
+    "dimension_required",
+    "dimension_inactive",
+    "role_required",
+    "revision_mismatch",
+    "link_withdrawn",
+    "link_disposed",
+    "validation_error",
+)
 CHANGE_EVIDENCE_SET = Operation(
     "change_evidence_set",
     body=do_change_evidence_set,
     output="grounding.api.serializers.EvidenceSetSerializer",
     # A set's own assessment (set_assessment_ref) is a reviewer's.
     roles=(Role.CURATOR,),
-    refusals=(
-        "not_found",
-        "dimension_required",
-        "dimension_inactive",
-        "role_required",
-        "revision_mismatch",
-        "member_exists",
-        "not_a_member",
-        "link_withdrawn",
-        "link_disposed",
-        "validation_error",
-    ),
+    refusals=(*SET_REFUSALS, "member_exists", "not_a_member"),
     headers=("ETag",),
     conditional=True,
     query=(SET_DIMENSION,),
@@ -215,11 +216,14 @@ CHANGE_EVIDENCE_SET = Operation(
 ADD_EVIDENCE_SET_MEMBER = replace(
     CHANGE_EVIDENCE_SET,
     input=bodies.MemberAddSerializer,
+    refusals=(*SET_REFUSALS, "member_exists"),
     success=(201,),
     summary="Add a member to an evidence set",
 )
 REMOVE_EVIDENCE_SET_MEMBER = replace(
-    CHANGE_EVIDENCE_SET, summary="Remove a member from an evidence set"
+    CHANGE_EVIDENCE_SET,
+    refusals=(*SET_REFUSALS, "not_a_member"),
+    summary="Remove a member from an evidence set",
 )
 create_evidence_set = CREATE_EVIDENCE_SET.entry
 change_evidence_set = CHANGE_EVIDENCE_SET.entry

@@ -52,9 +52,10 @@ WEB_STATUS: dict[str, int] = {
 }
 # Every operation: credentials, rate, an Accept it cannot answer, the database.
 ANY = ("not_authenticated", "throttled", "not_acceptable", "database_unavailable")
-# A request body, parsed (every write's is, for its Idempotency-Key's fingerprint).
-BODY = ("parse_error", "unsupported_media_type", "payload_too_large", "body_too_deep",
-        "validation_error")  # fmt: skip
+# A request body, parsed (every write's is, for its Idempotency-Key's fingerprint),
+# and, where the operation declares one, validated.
+PARSED = ("parse_error", "unsupported_media_type", "payload_too_large", "body_too_deep")
+VALIDATED = ("validation_error",)
 # A mutation of an existing aggregate (grounding.api.conditional).
 CONDITIONAL = ("invalid_if_match", "precondition_required", "revision_mismatch",
                "expected_revision_conflict", "validation_error")  # fmt: skip
@@ -72,7 +73,9 @@ def codes(operation: Operation, method: str) -> frozenset[str]:
     found = set(operation.refusals) | set(ANY)
     write = method.upper() in WRITE_METHODS
     if write or operation.input is not None:
-        found |= set(BODY)
+        found |= set(PARSED)
+    if operation.input is not None:
+        found |= set(VALIDATED)
     if operation.conditional:
         found |= set(CONDITIONAL)
     if write:
