@@ -17,6 +17,7 @@ documentation-only extras a view adds are its `examples` (request examples).
 
 from __future__ import annotations
 
+import functools
 from http import HTTPStatus
 from typing import Any
 
@@ -69,6 +70,7 @@ EXAMPLES: dict[int, dict[str, Any]] = {
 }  # fmt: skip
 
 
+@functools.lru_cache(maxsize=128)
 def _resolved(declared: type | str | None) -> Any:
     return import_string(declared) if isinstance(declared, str) else declared
 
