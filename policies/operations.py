@@ -52,22 +52,24 @@ class Operation:
     `action` names its audit events, accepted and refused. `body` is its `do_<name>`
     (None for a read served by a view); `run` the function callers call instead of
     an entry for a composite operation, whose steps are entries of their own
-    (`entry_of`). `input` is the serializer of its request body;
-    `output` the serializer of its answer (a class, or the dotted path of a face's),
-    a list of them when `many`. `refusals` are the codes of the refusals it answers
-    itself (the web layer adds those of parsing, authentication, conditional requests
-    and idempotency keys); each has its status in `STATUS_BY_CODE`. `success` are its
-    success statuses, `headers` the headers of a success (ETag, Location).
-    `conditional`: it mutates an existing aggregate and names the revision it expects
-    (If-Match). `audited`: a refused request leaves an event (every operation but the
-    public API root, which refuses nothing an event would record).
+    (`entry_of`). `input` is the serializer of its request body (a class, or a face's
+    dotted path); `output` the serializer of its answer (likewise), a list of them when
+    `many`; or, for an answer that is not JSON, drf-spectacular's responses as they
+    are (`{(200, "text/event-stream"): ...}`). `refusals` are the codes of the
+    refusals it answers itself (the web layer adds those of parsing, authentication,
+    conditional requests and idempotency keys); each has its status in
+    `STATUS_BY_CODE`. `success` are its success statuses, `headers` the headers of a
+    success (ETag, Location). `conditional`: it mutates an existing aggregate and
+    names the revision it expects (If-Match). `audited`: a refused request leaves an
+    event (every operation but the public API root, which refuses nothing an event
+    would record).
     """
 
     action: str
     body: Callable[..., Any] | None = None
     run: Callable[..., Any] | None = None
-    input: type | None = None
-    output: type | str | None = None
+    input: type | str | None = None
+    output: type | str | dict | None = None
     many: bool = False
     roles: tuple[str, ...] = ()
     refusals: tuple[str, ...] = ()

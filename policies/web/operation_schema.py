@@ -71,7 +71,7 @@ EXAMPLES: dict[int, dict[str, Any]] = {
 
 
 @functools.lru_cache(maxsize=128)
-def _resolved(declared: type | str | None) -> Any:
+def _resolved(declared: Any) -> Any:
     return import_string(declared) if isinstance(declared, str) else declared
 
 
@@ -81,8 +81,10 @@ def input_serializer(operation: Operation) -> Any:
 
 
 def output_serializer(operation: Operation) -> Any:
-    """The declared output serializer class (a dotted path is imported here)."""
-    return _resolved(operation.output)
+    """The declared output serializer class (a dotted path is imported here), or the
+    declared responses of an answer that is not JSON (a dict)."""
+    output = operation.output
+    return output if isinstance(output, dict) else _resolved(output)
 
 
 def _example(status: int, found: frozenset[str]) -> OpenApiExample:
@@ -121,9 +123,14 @@ def operation_schema(operation: Operation, method: str, examples: list | None = 
     """The extend_schema decorator of `operation` served by `method`."""
     write = method.upper() in WRITE_METHODS
     serializer = output_serializer(operation)
-    if serializer is not None and operation.many:
-        serializer = serializer(many=True)
-    successes = {status: None if status in NO_BODY else serializer for status in operation.success}
+    if isinstance(serializer, dict):
+        # Responses as drf-spectacular takes them, e.g. {(200, "text/event-stream"): …}
+        # for an answer that is not JSON.
+        successes = dict(serializer)
+    else:
+        if serializer is not None and operation.many:
+            serializer = serializer(many=True)
+        successes = {s: None if s in NO_BODY else serializer for s in operation.success}
     parameters: list[OpenApiParameter] = [
         OpenApiParameter(
             param.name,
