@@ -1,9 +1,11 @@
 """Policy owners' operations: Dimensions, memberships, profiles and disclosure
 decisions. Each writes its audit event in the same transaction.
 
-Each is a body `do_<name>` and its public entry `<name>` (policies.actions). Their
-input comes from serializers, commands and the admin, and model validation
-(`full_clean`) judges it, so the entries screen nothing themselves.
+Each is a body `do_<name>`, declared as an operation (`CREATE_DIMENSION`, …:
+policies.operations), and its public entry `<name>`. Their input comes from
+serializers, commands and the admin, and model validation (`full_clean`) judges it,
+so the entries screen nothing themselves. The API serves them as
+`policies.governance_api` declares (request and answer, refusals).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.utils import timezone
 
 from policies import audit
-from policies.actions import composable, dimension_context, public_entry
+from policies.actions import composable, dimension_context
 from policies.choices import ProfileStatus, Role
 from policies.disclosure import ALL_FIELDS, PURPOSE_BY_ROLE
 from policies.kernel.refusals import Offender, Refusal
 from policies.kernel.text import control_offenders
 from policies.memberships import forget_memberships
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
+from policies.operations import Operation
 from policies.services import is_operator, require_operator, require_role, roles_of
 
 # The ref of the decision a Dimension records for each of its internal roles. The same
@@ -87,7 +90,7 @@ def do_create_dimension(*, actor, values: dict[str, Any]) -> Dimension:
     dimension.full_clean()
     _save(dimension, actor=actor, reason="dimension created")
     record_internal_decisions(dimension, actor=actor)
-    audit.record(actor=actor, action="create_dimension", dimension=dimension)
+    audit.record(actor=actor, action=CREATE_DIMENSION.action, dimension=dimension)
     return dimension
 
 
@@ -101,7 +104,7 @@ def do_grant_role(*, actor, dimension: Dimension, user, role: Role) -> Dimension
         _save(membership, actor=actor, reason=f"granted {role}")
         audit.record(
             actor=actor,
-            action="grant_role",
+            action=GRANT_ROLE.action,
             dimension=dimension,
             references={"user": user.get_username(), "role": str(role)},
         )
@@ -123,7 +126,7 @@ def do_revoke_role(*, actor, dimension: Dimension, user, role: Role) -> bool:
     forget_memberships(user)
     audit.record(
         actor=actor,
-        action="revoke_role",
+        action=REVOKE_ROLE.action,
         dimension=dimension,
         references={"user": user.get_username(), "role": str(role)},
     )
@@ -164,7 +167,7 @@ def do_create_profile(
             {NON_FIELD_ERRORS: [ValidationError("a profile has this name@version.", "unique")]}
         )
     _save(profile, actor=actor, reason="profile drafted")
-    _audit_profile(actor, "create_profile", profile)
+    _audit_profile(actor, CREATE_PROFILE.action, profile)
     return profile
 
 
@@ -177,7 +180,7 @@ def do_publish_profile(*, actor, profile: Profile) -> Profile:
     profile.status = ProfileStatus.PUBLISHED
     profile.published_at = timezone.now()
     _save(profile, actor=actor, reason="profile published")
-    _audit_profile(actor, "publish_profile", profile)
+    _audit_profile(actor, PUBLISH_PROFILE.action, profile)
     return profile
 
 
@@ -189,7 +192,7 @@ def do_retire_profile(*, actor, profile: Profile) -> Profile:
     profile.status = ProfileStatus.RETIRED
     profile.retired_at = timezone.now()
     _save(profile, actor=actor, reason="profile retired")
-    _audit_profile(actor, "retire_profile", profile)
+    _audit_profile(actor, RETIRE_PROFILE.action, profile)
     return profile
 
 
@@ -203,7 +206,7 @@ def _audit_profile(actor, action: str, profile: Profile) -> None:
 def do_record_disclosure_decision(
     *, actor, dimension: Dimension, values: dict[str, Any]
 ) -> DisclosureDecision:
-    require_role(actor, dimension, Role.ACCESS_STEWARD)
+    require_role(actor, dimension, *RECORD_DISCLOSURE_DECISION.roles)
     # decision_ref is a path segment of the decision's URL: it must name itself there.
     misnamed = control_offenders(values.get("decision_ref"), "/decision_ref")
     if misnamed:
@@ -227,7 +230,7 @@ def do_record_disclosure_decision(
     _save(decision, actor=actor, reason="disclosure decision recorded")
     audit.record(
         actor=actor,
-        action="record_disclosure_decision",
+        action=RECORD_DISCLOSURE_DECISION.action,
         dimension=dimension,
         decision_ref=decision.decision_ref,
     )
@@ -237,7 +240,7 @@ def do_record_disclosure_decision(
 @composable
 def do_revoke_disclosure_decision(*, actor, decision: DisclosureDecision, reason: str = "") -> None:
     """Revocation suppresses current display; past assessments and history stay as they were."""
-    require_role(actor, decision.dimension, Role.ACCESS_STEWARD)
+    require_role(actor, decision.dimension, *REVOKE_DISCLOSURE_DECISION.roles)
     if decision.revoked_at is not None:
         raise Refusal("decision_revoked", "the decision is already revoked.")
     decision.revoked_at = timezone.now()
@@ -245,33 +248,56 @@ def do_revoke_disclosure_decision(*, actor, decision: DisclosureDecision, reason
     _save(decision, actor=actor, reason="disclosure decision revoked")
     audit.record(
         actor=actor,
-        action="revoke_disclosure_decision",
+        action=REVOKE_DISCLOSURE_DECISION.action,
         dimension=decision.dimension,
         decision_ref=decision.decision_ref,
     )
 
 
-create_dimension = public_entry("create_dimension", do_create_dimension, screen=None)
-grant_role = public_entry("grant_role", do_grant_role, screen=None)
-revoke_role = public_entry("revoke_role", do_revoke_role, screen=None)
-create_profile = public_entry(
-    "create_profile", do_create_profile, context=tenant_context, screen=None
+CREATE_DIMENSION = Operation("create_dimension", body=do_create_dimension, screen=None)
+GRANT_ROLE = Operation("grant_role", body=do_grant_role, screen=None)
+REVOKE_ROLE = Operation("revoke_role", body=do_revoke_role, screen=None)
+# A Dimension's own profiles are its stewards' (shared ones: operators').
+CREATE_PROFILE = Operation(
+    "create_profile",
+    body=do_create_profile,
+    roles=(Role.STEWARD,),
+    context=tenant_context,
+    screen=None,
 )
-publish_profile = public_entry(
-    "publish_profile", do_publish_profile, context=tenant_context, screen=None
+PUBLISH_PROFILE = Operation(
+    "publish_profile",
+    body=do_publish_profile,
+    roles=(Role.STEWARD,),
+    context=tenant_context,
+    screen=None,
 )
-retire_profile = public_entry(
-    "retire_profile", do_retire_profile, context=tenant_context, screen=None
+RETIRE_PROFILE = Operation(
+    "retire_profile",
+    body=do_retire_profile,
+    roles=(Role.STEWARD,),
+    context=tenant_context,
+    screen=None,
 )
-record_disclosure_decision = public_entry(
+RECORD_DISCLOSURE_DECISION = Operation(
     "record_disclosure_decision",
-    do_record_disclosure_decision,
+    body=do_record_disclosure_decision,
+    roles=(Role.ACCESS_STEWARD,),
     context=tenant_context,
     screen=None,
 )
-revoke_disclosure_decision = public_entry(
+REVOKE_DISCLOSURE_DECISION = Operation(
     "revoke_disclosure_decision",
-    do_revoke_disclosure_decision,
+    body=do_revoke_disclosure_decision,
+    roles=(Role.ACCESS_STEWARD,),
     context=tenant_context,
     screen=None,
 )
+create_dimension = CREATE_DIMENSION.entry
+grant_role = GRANT_ROLE.entry
+revoke_role = REVOKE_ROLE.entry
+create_profile = CREATE_PROFILE.entry
+publish_profile = PUBLISH_PROFILE.entry
+retire_profile = RETIRE_PROFILE.entry
+record_disclosure_decision = RECORD_DISCLOSURE_DECISION.entry
+revoke_disclosure_decision = REVOKE_DISCLOSURE_DECISION.entry

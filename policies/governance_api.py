@@ -1,23 +1,29 @@
 """Who may govern what, for the policy endpoints of the REST API.
 
 Thin additions over `policies.governance`: the role each request needs, lookups by
-the references clients use, and Django validation errors as typed refusals.
+the references clients use, and Django validation errors as typed refusals; and the
+operations the API serves (`CREATE_DIMENSION`, `CREATE_PROFILE`, `PUBLISH_PROFILE`,
+`RECORD_DISCLOSURE_DECISION`, `REVOKE_DISCLOSURE_DECISION`): the governance
+operations with their request, answer and refusals declared (policies.operations).
+Their serializers are the API's (policies.api.serializers), named by path.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
 from policies import governance
-from policies.actions import composable, public_entry
+from policies.actions import composable
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal, pointer_join
 from policies.kernel.text import control_offenders
 from policies.memberships import memberships
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
+from policies.operations import Param
 from policies.services import any_dimension_named, named_dimension, require_role
 
 # Who may read a Dimension's disclosure decisions.
@@ -61,7 +67,17 @@ def do_create_dimension(*, actor, values: dict[str, Any]) -> Dimension:
     return dimension
 
 
-create_dimension = public_entry("create_dimension", do_create_dimension, screen=None)
+_SERIALIZERS = "policies.api.serializers"
+CREATE_DIMENSION = replace(
+    governance.CREATE_DIMENSION,
+    body=do_create_dimension,
+    input=f"{_SERIALIZERS}.DimensionInputSerializer",
+    output=f"{_SERIALIZERS}.DimensionSerializer",
+    refusals=("operator_required", "validation_error"),
+    success=(201,),
+    summary="Create a Dimension (operators: superusers); anyone else 403 operator_required",
+)
+create_dimension = CREATE_DIMENSION.entry
 
 
 def dimensions_for(actor) -> QuerySet[Dimension]:
@@ -195,3 +211,62 @@ def revoke_decision(
     decision = get_decision(actor=actor, key=key, dimension=dimension)
     governance.revoke_disclosure_decision(actor=actor, decision=decision, reason=reason)
     return decision
+
+
+def record_decision(*, actor, values: dict[str, Any]) -> DisclosureDecision:
+    """A decision of the Dimension the (validated) values name, among the actor's."""
+    values = dict(values)
+    dimension = get_dimension(values.pop("dimension"), actor=actor)
+    return governance.record_disclosure_decision(actor=actor, dimension=dimension, values=values)
+
+
+# The same ref may name a resource in several of the caller's Dimensions.
+DIMENSION_SCOPE = Param(
+    "dimension",
+    description="The Dimension whose resource the ref names; needed only when the ref "
+    "names one in several of your Dimensions (else 400 dimension_required).",
+)
+CREATE_PROFILE = replace(
+    governance.CREATE_PROFILE,
+    run=create_profile,
+    input=f"{_SERIALIZERS}.ProfileInputSerializer",
+    output=f"{_SERIALIZERS}.ProfileSerializer",
+    refusals=("validation_error", "operator_required", "role_required"),
+    success=(201,),
+    summary="Draft a profile of a Dimension (its steward) or a shared one (operators)",
+)
+PUBLISH_PROFILE = replace(
+    governance.PUBLISH_PROFILE,
+    run=publish_profile,
+    output=f"{_SERIALIZERS}.ProfileSerializer",
+    refusals=(
+        "not_found",
+        "dimension_required",
+        "operator_required",
+        "role_required",
+        "profile_not_draft",
+    ),
+    query=(DIMENSION_SCOPE,),
+    summary="Publish (pin) a draft profile (its Dimension's steward; shared: operators)",
+)
+RECORD_DISCLOSURE_DECISION = replace(
+    governance.RECORD_DISCLOSURE_DECISION,
+    run=record_decision,
+    input=f"{_SERIALIZERS}.DecisionInputSerializer",
+    output=f"{_SERIALIZERS}.DecisionSerializer",
+    refusals=("validation_error", "role_required", "decision_exists"),
+    success=(201,),
+    summary="Record a disclosure decision (access_steward of the Dimension)",
+)
+REVOKE_DISCLOSURE_DECISION = replace(
+    governance.REVOKE_DISCLOSURE_DECISION,
+    run=revoke_decision,
+    refusals=("not_found", "dimension_required", "role_required", "decision_revoked"),
+    success=(204,),
+    query=(
+        # Kept to its first 1,000 characters (DisclosureDecision.revocation_reason).
+        Param("reason"),
+        DIMENSION_SCOPE,
+    ),
+    summary="Revoke a disclosure decision",
+)

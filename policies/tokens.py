@@ -19,8 +19,9 @@ from knox.models import AuthToken
 from knox.settings import CONSTANTS
 
 from policies import audit
-from policies.actions import composable, public_entry
+from policies.actions import composable
 from policies.kernel.refusals import Offender, Refusal
+from policies.operations import Operation
 
 # Longest lifetime a token may be issued for; there are no tokens that never expire.
 MAX_TTL = timedelta(days=3650)
@@ -49,7 +50,7 @@ def do_issue_token(*, actor, user, ttl: timedelta | None = None) -> IssuedToken:
     token, key = AuthToken.objects.create(user=user, expiry=ttl)
     audit.record(
         actor=actor,
-        action="issue_token",
+        action=ISSUE_TOKEN.action,
         references={"user": user.get_username(), "token_key": token.token_key},
     )
     return IssuedToken(token=token, key=key)
@@ -92,14 +93,19 @@ def do_revoke_tokens(*, actor, user, expired_only: bool = False) -> list[AuthTok
 
 
 # A key prefix is looked up as given (a wrong one is `not_found`): nothing to screen.
-issue_token = public_entry("issue_token", do_issue_token, screen=None)
-revoke_token = public_entry("revoke_token", do_revoke_token, screen=None)
-revoke_tokens = public_entry("revoke_tokens", do_revoke_tokens, screen=None)
+# Commands' operations (manage.py issue_token, revoke_token); no route serves them.
+ISSUE_TOKEN = Operation("issue_token", body=do_issue_token, screen=None)
+REVOKE_TOKEN = Operation("revoke_token", body=do_revoke_token, screen=None)
+# Each token it deletes is recorded as a revoke_token event.
+REVOKE_TOKENS = Operation("revoke_tokens", body=do_revoke_tokens, screen=None)
+issue_token = ISSUE_TOKEN.entry
+revoke_token = REVOKE_TOKEN.entry
+revoke_tokens = REVOKE_TOKENS.entry
 
 
 def _record_revocation(actor, token: AuthToken) -> None:
     audit.record(
         actor=actor,
-        action="revoke_token",
+        action=REVOKE_TOKEN.action,
         references={"user": token.user.get_username(), "token_key": token.token_key},
     )

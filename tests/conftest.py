@@ -67,5 +67,29 @@ def link(world):
 
 
 @pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
+def _test_settings(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # An API answer its operation does not declare fails the request (#26): every test
+    # that provokes an answer proves it is declared (policies.web.operations).
+    settings.GROUNDING_STRICT_ANSWERS = True
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """With GROUNDING_UNANSWERED_REPORT=<file>: write there each declared answer
+    (route, method, status, code) no test of the session provoked — a declared
+    refusal the suite never reaches is either untested or not answerable (#26)."""
+    import os
+
+    target = os.environ.get("GROUNDING_UNANSWERED_REPORT")
+    if not target:
+        return
+    from policies.web.operations import ANSWERED, answers, api_routes
+
+    lines = []
+    for route in sorted(api_routes(), key=lambda r: (r.name, r.method)):
+        for status, codes in answers(route.operation, route.method).items():
+            for code in sorted(codes) or [None]:
+                if (route.operation, route.method, status, code) not in ANSWERED:
+                    lines.append(f"{route.method} {route.name} {status} {code or ''}")
+    with open(target, "w") as report:
+        report.write("\n".join(lines) + "\n")

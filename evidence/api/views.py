@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import django_filters
-from drf_spectacular.utils import OpenApiParameter
 from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from evidence.api.serializers import (
-    ImportReportSerializer,
-    PassageSerializer,
-    WspResponseV3Serializer,
-)
+from evidence.api.serializers import PassageSerializer
 from evidence.models import Passage
 from evidence.reader import PASSAGE_READERS
 from evidence.selectors import passages_for_list
-from evidence.services.wsp_import import import_wsp_document
+from evidence.services.wsp_import import WSP_IMPORT
 from policies.choices import DisclosableField
 from policies.kernel.refusals import Refusal
-from policies.web.openapi import api_operation
+from policies.operations import Operation
 from policies.web.pagination import CursorPagination
 from policies.web.views import ApiView
 
@@ -35,6 +30,26 @@ class PassageCursorPagination(CursorPagination):
     page_size_query_param = "page_size"
 
 
+READ_PASSAGES = Operation(
+    "read_passage",
+    output=PassageSerializer,
+    many=True,
+    roles=PASSAGE_READERS,
+    # A filter or page_size that does not parse; a cursor that names no position.
+    refusals=("validation_error", "not_found", "role_required"),
+    summary="The passages of your Dimensions (curators and stewards)",
+    description="The passages of the Dimensions where the caller is a curator or steward.",
+)
+READ_PASSAGE = Operation(
+    "read_passage",
+    output=PassageSerializer,
+    roles=PASSAGE_READERS,
+    # Its text as the reader's role and decisions allow (policies.reader).
+    refusals=("not_found", "role_required", "disclosure_not_decided"),
+    summary="A passage of your Dimensions (curators and stewards)",
+)
+
+
 class PassageFilter(django_filters.FilterSet):
     execution_id = django_filters.CharFilter()
     canonical_url = django_filters.CharFilter()
@@ -48,34 +63,17 @@ class PassageFilter(django_filters.FilterSet):
 class WspImportView(ApiView):
     """POST one WSP v3 ResponseV3: 201 on first import, 200 on an identical replay."""
 
-    @api_operation(
-        summary="Import one WSP v3 ResponseV3 document into a Dimension (curator)",
-        description="POST one WSP v3 ResponseV3: 201 on first import, 200 on an identical replay.",
-        request=WspResponseV3Serializer,
-        parameters=[
-            OpenApiParameter(
-                "dimension",
-                str,
-                required=False,
-                description="The Dimension to import into; may be left out by a curator "
-                "of exactly one Dimension.",
-            )
-        ],
-        responses={201: ImportReportSerializer, 200: ImportReportSerializer},
-        errors=(400, 404, 409, 422),
-    )
+    operation = WSP_IMPORT
+
     def post(self, request: Request) -> Response:
         # The execution id's own replay (200) stands; an Idempotency-Key works too.
-        return self.answer(
-            lambda: import_wsp_document(
-                actor=request.user,
-                document=request.data,
-                dimension=request.query_params.get("dimension"),
-            ),
+        return self.perform(
             lambda result: Response(
                 result.report,
                 status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
             ),
+            document=request.data,
+            dimension=request.query_params.get("dimension"),
         )
 
 
@@ -85,16 +83,11 @@ class PassageListView(ApiView, generics.GenericAPIView):
     serializer_class = PassageSerializer
     pagination_class = PassageCursorPagination
     filterset_class = PassageFilter
+    operation = READ_PASSAGES
 
     def get_queryset(self):
         return passages_for_list()
 
-    @api_operation(
-        summary="The passages of your Dimensions (curators and stewards)",
-        description="The passages of the Dimensions where the caller is a curator or steward.",
-        responses={200: PassageSerializer(many=True)},
-        errors=(400, 404),
-    )
     def get(self, request: Request) -> Response:
         reader = self.reader()
         if not reader.holds(*PASSAGE_READERS):
@@ -109,11 +102,8 @@ class PassageListView(ApiView, generics.GenericAPIView):
 
 
 class PassageDetailView(ApiView):
-    @api_operation(
-        summary="A passage of your Dimensions (curators and stewards)",
-        responses={200: PassageSerializer},
-        errors=(404,),
-    )
+    operation = READ_PASSAGE
+
     def get(self, request: Request, passage_id) -> Response:
         passage = passages_for_list().filter(pk=passage_id).first()
         if passage is None:

@@ -33,12 +33,13 @@ from evidence.services.wsp_write import (
     write_documents,
 )
 from evidence.wsp import document_error_code, validate_response
-from policies.actions import audit_refusal, composable, public_entry
+from policies.actions import audit_refusal, composable
 from policies.choices import Role
 from policies.kernel.canonical import canonical_sha256
 from policies.kernel.refusals import Refusal
 from policies.kernel.text import plausible_ref
 from policies.models import Dimension
+from policies.operations import Operation, Param
 from policies.services import dimension_named_or_only, require_active, require_role
 
 __all__ = [
@@ -60,7 +61,7 @@ def import_dimension(actor, name: Any) -> Dimension:
         name if isinstance(name, Dimension) else dimension_named_or_only(actor, name, Role.CURATOR)
     )
     require_active(dimension)
-    require_role(actor, dimension, Role.CURATOR)
+    require_role(actor, dimension, *WSP_IMPORT.roles)
     return dimension
 
 
@@ -111,9 +112,37 @@ def do_import_wsp_document(*, actor, document: dict, dimension: Any = None) -> I
 
 
 # WSP validation names every offender of a document (no screen before it).
-import_wsp_document = public_entry(
-    ACTION, do_import_wsp_document, context=refusal_context, screen=None
+WSP_IMPORT = Operation(
+    ACTION,
+    body=do_import_wsp_document,
+    input="evidence.api.serializers.WspResponseV3Serializer",
+    output="evidence.api.serializers.ImportReportSerializer",
+    roles=(Role.CURATOR,),
+    refusals=(
+        "validation_error",
+        "not_found",
+        "dimension_required",
+        "dimension_inactive",
+        "role_required",
+        "wsp_contract_violation",
+        "banned_field",
+        "execution_conflict",
+        "change_conflict",
+    ),
+    success=(200, 201),
+    query=(
+        Param(
+            "dimension",
+            description="The Dimension to import into; may be left out by a curator "
+            "of exactly one Dimension.",
+        ),
+    ),
+    summary="Import one WSP v3 ResponseV3 document into a Dimension (curator)",
+    description="POST one WSP v3 ResponseV3: 201 on first import, 200 on an identical replay.",
+    context=refusal_context,
+    screen=None,
 )
+import_wsp_document = WSP_IMPORT.entry
 
 
 def import_wsp_documents(

@@ -183,8 +183,10 @@ class ConditionalMixin:
 
     request: Request
 
-    def expected(self, *, action: str, grounding_id: Any = None) -> tuple[int, Any]:
-        """`expected_revision` of this view's request."""
+    def expected(self, *, grounding_id: Any = None) -> tuple[int, Any]:
+        """`expected_revision` of this view's request, a refusal audited under the
+        action of the operation it serves (`ApiView.served`)."""
+        action = self.served.action  # type: ignore[attr-defined]
         return expected_revision(self.request, action=action, grounding_id=grounding_id)
 
     def tagged(self, response: Response, revision: int) -> Response:

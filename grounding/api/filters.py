@@ -149,6 +149,10 @@ class LinkCursorPagination(CursorPagination):
     ties (capped at 1,000, past which pages repeat). Here a cursor over a non-unique
     column carries the row's grounding_id as well, and the page starts strictly after
     (value, grounding_id): exact however many links share a value.
+
+    A cursor names the ordering it was made for (`<ordering>|<position>`): sent with
+    another ordering, even the same column the other way, it names no position there
+    and is 404 not_found, as is a position its column cannot read (docs/api.md "Lists").
     """
 
     # grounding_id is a UUIDv7: unique and time-ordered, so cursors are stable.
@@ -159,21 +163,35 @@ class LinkCursorPagination(CursorPagination):
 
     def get_ordering(self, request, queryset, view) -> tuple[str, ...]:
         chosen = request.query_params.get("ordering") or DEFAULT_ORDERING
-        return ORDERINGS.get(chosen, ORDERINGS[DEFAULT_ORDERING])
+        self.ordering_name = chosen if chosen in ORDERINGS else DEFAULT_ORDERING
+        return ORDERINGS[self.ordering_name]
 
     def _get_position_from_instance(self, instance, ordering) -> str:
         if len(ordering) == 1:
-            return super()._get_position_from_instance(instance, ordering)
-        value = getattr(instance, ordering[0].lstrip("-"))
-        text = value.isoformat() if hasattr(value, "isoformat") else str(value)
-        return f"{text}|{instance.pk}"
+            text = super()._get_position_from_instance(instance, ordering)
+        else:
+            value = getattr(instance, ordering[0].lstrip("-"))
+            shown = value.isoformat() if hasattr(value, "isoformat") else str(value)
+            text = f"{shown}|{instance.pk}"
+        return f"{self.ordering_name}|{text}"
+
+    def _own_position(self, position: str) -> str:
+        """The position a cursor of this ordering names; 404 for another ordering's."""
+        name, mark, rest = position.partition("|")
+        if not mark or name != self.ordering_name:
+            raise NotFound(self.invalid_cursor_message)
+        return rest
 
     def _after(self, queryset: QuerySet, position: str, below: bool) -> QuerySet:
         """Rows strictly past `position` in the paging direction."""
         order = self.ordering[0].lstrip("-")
         op = "lt" if below else "gt"
-        if len(self.ordering) == 1:
-            return queryset.filter(**{f"{order}__{op}": position})
+        if len(self.ordering) == 1:  # grounding_id's own, both ways
+            try:
+                key = uuid.UUID(position)
+            except ValueError as exc:
+                raise NotFound(self.invalid_cursor_message) from exc
+            return queryset.filter(**{f"{order}__{op}": key})
         value_text, _, key_text = position.rpartition("|")
         try:
             value = GroundingLink._meta.get_field(order).to_python(value_text)
@@ -209,7 +227,9 @@ class LinkCursorPagination(CursorPagination):
             queryset = queryset.order_by(*self.ordering)
         if current_position is not None:
             is_reversed = self.ordering[0].startswith("-")
-            queryset = self._after(queryset, current_position, self.cursor.reverse != is_reversed)
+            queryset = self._after(
+                queryset, self._own_position(current_position), self.cursor.reverse != is_reversed
+            )
         dimension_ids = member_dimension_ids(request.user)
         results = page_rows(queryset, dimension_ids, offset, offset + self.page_size + 1)
         self.page = list(results[: self.page_size])

@@ -1,8 +1,10 @@
 """Link endpoints: register (single and bulk), list, read, revise; the API root.
 
-Each view parses, calls one service, and renders through the request's reader
-(`policies.reader`); a write's answer is rendered inside its transaction
-(`ApiView.answer`). Conditional requests come from `grounding.api.conditional`.
+Each view serves declared operations (`policies.operations`: the writes' beside their
+services, the reads' here), parses, calls one service, and renders through the
+request's reader (`policies.reader`); a write's answer is rendered inside its
+transaction (`ApiView.perform`). Conditional requests come from
+`grounding.api.conditional`.
 """
 
 from __future__ import annotations
@@ -17,16 +19,47 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from grounding import services
 from grounding.api import conditional, examples
 from grounding.api.filters import FILTER_GROUPS, LinkCursorPagination, LinkFilter
 from grounding.api.serializers import ApiRootSerializer, BulkResultSerializer
 from grounding.api.serializers_link import LinkSerializer
-from grounding.bodies import BulkRegisterSerializer, RegisterSerializer, ReviseSerializer
 from grounding.models import GroundingLink
 from grounding.selectors import as_registered, get_link, links_for_list
-from policies.web.openapi import IF_NONE_MATCH, api_operation
+from grounding.services.register import REGISTER, REGISTER_BULK
+from grounding.services.revise import REVISE
+from policies.operations import Operation
 from policies.web.views import ApiView
+
+# A link's reads: any role in its Dimension (else not_found), and a decision
+# covering the reader.
+READ_REFUSALS = ("not_found", "disclosure_not_decided")
+ROOT = Operation(
+    "read_root",
+    output=ApiRootSerializer,
+    summary="The collections of this API",
+    tags=("root",),
+    public=True,
+    # Open to anyone: it refuses nothing an audit event would record (401, 429).
+    audited=False,
+)
+READ_LINKS = Operation(
+    "read",
+    output=LinkSerializer,
+    many=True,
+    # A filter or page_size that does not parse; a cursor that names no position.
+    refusals=("validation_error", "not_found"),
+    summary="List grounding links",
+    operation_id="groundings_list",
+)
+READ_LINK = Operation(
+    "read",
+    output=LinkSerializer,
+    refusals=READ_REFUSALS,
+    success=(200, 304),
+    headers=("ETag",),
+    summary="Read a link",
+    operation_id="groundings_read",
+)
 
 
 class LinkView(conditional.ConditionalMixin, ApiView):
@@ -74,13 +107,8 @@ def bare(link: GroundingLink) -> dict:
 
 class ApiRootView(ApiView):
     permission_classes = [AllowAny]
+    operation = ROOT
 
-    @api_operation(
-        summary="The collections of this API",
-        responses={200: ApiRootSerializer},
-        tags=["root"],
-        public=True,
-    )
     def get(self, request: Request) -> Response:
         def url(name: str) -> str:
             return reverse(name, request=request)
@@ -108,16 +136,12 @@ class LinkListView(LinkView, generics.GenericAPIView):
     pagination_class = LinkCursorPagination
     filterset_class = LinkFilter
     serializer_class = LinkSerializer
+    operations = {"get": READ_LINKS, "post": REGISTER}
+    examples = {"post": [examples.REGISTER]}
 
     def get_queryset(self):
         return links_for_list()
 
-    @api_operation(
-        summary="List grounding links",
-        operation_id="groundings_list",
-        responses={200: LinkSerializer(many=True)},
-        errors=(400, 404),
-    )
     def get(self, request: Request) -> Response:
         reader = self.reader()
         # A filter must not reveal a withheld value by selecting on it: only links
@@ -129,15 +153,6 @@ class LinkListView(LinkView, generics.GenericAPIView):
         page = self.paginate_queryset(queryset)
         return self.get_paginated_response(reader.read_many(page))
 
-    @api_operation(
-        summary="Register a candidate link",
-        request=RegisterSerializer,
-        responses={201: LinkSerializer},
-        examples=[examples.REGISTER],
-        errors=(409,),
-        etag=True,
-        location=True,
-    )
     def post(self, request: Request) -> Response:
         def render(link: GroundingLink) -> Response:
             link = as_registered(link)
@@ -145,21 +160,14 @@ class LinkListView(LinkView, generics.GenericAPIView):
                 link, status.HTTP_201_CREATED, Location=location(request, link)
             )
 
-        return self.answer(
-            lambda: services.register(actor=request.user, payload=request.data), render
-        )
+        return self.perform(render, payload=request.data)
 
 
 class BulkRegisterView(LinkView):
     throttle_scope = "bulk"
+    operation = REGISTER_BULK
+    examples = [examples.BULK]
 
-    @api_operation(
-        summary="Register many candidate links, all or none",
-        request=BulkRegisterSerializer,
-        examples=[examples.BULK],
-        responses={201: BulkResultSerializer},
-        errors=(409,),
-    )
     def post(self, request: Request) -> Response:
         items = request.data.get("items") if isinstance(request.data, dict) else None
 
@@ -168,18 +176,13 @@ class BulkRegisterView(LinkView):
             body = BulkResultSerializer({"items": documents}).data
             return Response(body, status=status.HTTP_201_CREATED)
 
-        return self.answer(lambda: services.register_many(actor=request.user, items=items), render)
+        return self.perform(render, items=items)
 
 
 class LinkDetailView(LinkView):
-    @api_operation(
-        summary="Read a link",
-        operation_id="groundings_read",
-        responses={200: LinkSerializer, 304: None},
-        errors=(404,),
-        parameters=[IF_NONE_MATCH],
-        etag=True,
-    )
+    operations = {"get": READ_LINK, "patch": REVISE}
+    examples = {"patch": [examples.REVISE]}
+
     def get(self, request: Request, grounding_id) -> Response:
         link = get_link(grounding_id, actor=request.user)
         body = self.reader().read(link)
@@ -187,23 +190,11 @@ class LinkDetailView(LinkView):
             return conditional.not_modified(link.revision)
         return self.tagged(Response(body), link.revision)
 
-    @api_operation(
-        summary="Revise a link (new bindings or interpretation, with a reason)",
-        request=ReviseSerializer,
-        examples=[examples.REVISE],
-        responses={200: LinkSerializer},
-        errors=(404,),
-        conditional=True,
-        etag=True,
-    )
     def patch(self, request: Request, grounding_id) -> Response:
-        expected, changes = self.expected(action="revise", grounding_id=grounding_id)
-        return self.answer(
-            lambda: services.revise(
-                actor=request.user,
-                grounding_id=grounding_id,
-                expected_revision=expected,
-                changes=changes,
-            ),
+        expected, changes = self.expected(grounding_id=grounding_id)
+        return self.perform(
             lambda _: self.link_response(get_link(grounding_id, actor=request.user)),
+            grounding_id=grounding_id,
+            expected_revision=expected,
+            changes=changes,
         )

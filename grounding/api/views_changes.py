@@ -7,23 +7,19 @@ import uuid
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from grounding import services
 from grounding.api import examples
-from grounding.bodies import ChangeNotificationRequestSerializer
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
-from grounding.services.changes import NOTIFYING_ROLES, Outcome
+from grounding.services.changes import NOTIFY_CHANGE, NOTIFYING_ROLES, Outcome
 from grounding.values.timestamps import parse_rfc3339
 from policies.kernel.refusals import Offender, Refusal
+from policies.operations import Operation, Param
 from policies.services import dimensions_with_roles, roles_of
-from policies.web.openapi import api_operation
 from policies.web.pagination import CursorPagination
 from policies.web.views import ApiView
 
@@ -86,32 +82,44 @@ def _readable(user) -> QuerySet[ChangeNotification]:
     )
 
 
-LIST_FILTERS = [
-    OpenApiParameter("dimension", str, required=False),
-    OpenApiParameter("kind", str, enum=ChangeKind.values, required=False),
-    OpenApiParameter("subject_ref", str, required=False),
-    OpenApiParameter("change_ref", str, required=False),
-    *(
-        OpenApiParameter(name, OpenApiTypes.DATETIME, required=False, description=text)
-        for name, text in (
-            ("observed_after", "observed_at ≥ this RFC 3339 date-time."),
-            ("observed_before", "observed_at < this RFC 3339 date-time."),
-        )
+READ_CHANGE_NOTIFICATIONS = Operation(
+    "read_change_notification",
+    output=ChangeNotificationSerializer,
+    many=True,
+    roles=NOTIFYING_ROLES,
+    # A filter or page_size that does not parse; a cursor that names no position.
+    refusals=("validation_error", "not_found"),
+    query=(
+        Param("dimension"),
+        Param("kind", {"type": "string", "enum": sorted(ChangeKind.values)}),
+        Param("subject_ref"),
+        Param("change_ref"),
+        *(
+            Param(name, {"type": "string", "format": "date-time"}, description=text)
+            for name, text in (
+                ("observed_after", "observed_at ≥ this RFC 3339 date-time."),
+                ("observed_before", "observed_at < this RFC 3339 date-time."),
+            )
+        ),
     ),
-]
+    summary="List change notifications, newest first",
+    operation_id="change_notifications_list",
+)
+READ_CHANGE_NOTIFICATION = Operation(
+    "read_change_notification",
+    output=ChangeNotificationSerializer,
+    roles=NOTIFYING_ROLES,
+    refusals=("not_found", "role_required"),
+    summary="Read a change notification with the links it sent to review",
+    operation_id="change_notifications_read",
+)
 
 
 class ChangeNotificationListView(ApiView):
     pagination_class = ChangeNotificationPagination
+    operations = {"get": READ_CHANGE_NOTIFICATIONS, "post": NOTIFY_CHANGE}
+    examples = {"post": [examples.CHANGE_NOTIFICATION]}
 
-    @api_operation(
-        summary="Record a change notification and send the links it affects to review",
-        request=ChangeNotificationRequestSerializer,
-        examples=[examples.CHANGE_NOTIFICATION],
-        responses={200: ChangeNotificationSerializer, 201: ChangeNotificationSerializer},
-        errors=(404, 409),
-        location=True,
-    )
     def post(self, request: Request) -> Response:
         # The answer is rendered in the notification's last transaction (the one that
         # completes it): the first one's result says whether it was created.
@@ -135,17 +143,8 @@ class ChangeNotificationListView(ApiView):
             body = ChangeNotificationSerializer(head).data
             return Response(body, status=code, headers=headers)
 
-        return self.answer(
-            lambda: services.notify_change(actor=request.user, payload=request.data), render
-        )
+        return self.perform(render, payload=request.data)
 
-    @api_operation(
-        summary="List change notifications, newest first",
-        responses={200: ChangeNotificationSerializer(many=True)},
-        errors=(400, 404),
-        parameters=LIST_FILTERS,
-        operation_id="change_notifications_list",
-    )
     def get(self, request: Request) -> Response:
         queryset = _filtered(_readable(request.user), request.query_params)
         paginator = self.pagination_class()
@@ -181,12 +180,8 @@ def _filtered(queryset: QuerySet[ChangeNotification], params) -> QuerySet[Change
 
 
 class ChangeNotificationDetailView(ApiView):
-    @api_operation(
-        summary="Read a change notification with the links it sent to review",
-        responses={200: ChangeNotificationSerializer},
-        errors=(404,),
-        operation_id="change_notifications_read",
-    )
+    operation = READ_CHANGE_NOTIFICATION
+
     def get(self, request: Request, notification_id: uuid.UUID) -> Response:
         notification = (
             ChangeNotification.objects.select_related("dimension")

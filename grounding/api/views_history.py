@@ -2,50 +2,46 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from grounding import services
 from grounding.api import conditional
 from grounding.api.serializers import (
     History,
     ProjectionQuerySerializer,
-    ProjectionResultSerializer,
     RevisionHistorySerializer,
     RevisionListSerializer,
 )
 from grounding.api.serializers_link import LinkSerializer
-from grounding.api.views import LinkView
-from grounding.choices import ProjectionFormat, RecordState
+from grounding.api.views import READ_REFUSALS, LinkView
+from grounding.choices import RecordState
 from grounding.selectors import get_link, revision_rows
+from grounding.services.projection import PROJECT
 from policies.kernel.refusals import Refusal
-from policies.web.openapi import api_operation
+from policies.operations import Operation
 
-# The projection's query (ProjectionQuerySerializer bounds them by the stored row).
-PROJECTION_RECIPIENT = OpenApiParameter(
-    "recipient",
-    {"type": "string", "minLength": 1, "maxLength": 255},
-    required=True,
-    description="Who receives the projection (a role or class ref, e.g. partner:acme).",
+READ_REVISIONS = Operation(
+    "read",
+    output=RevisionListSerializer,
+    refusals=READ_REFUSALS,
+    headers=("ETag",),
+    summary="The link's revisions, oldest first, with actor and reason",
+    operation_id="groundings_revisions_list",
 )
-PROJECTION_PURPOSE = OpenApiParameter(
-    "purpose",
-    {"type": "string", "minLength": 1, "maxLength": 128},
-    required=True,
-    description="The purpose class, e.g. citation-display.",
+READ_REVISION = Operation(
+    "read",
+    output=LinkSerializer,
+    refusals=READ_REFUSALS,
+    headers=("ETag",),
+    summary="The link exactly as GET returned it at revision n (today's disclosure)",
+    operation_id="groundings_revision_read",
 )
 
 
 class RevisionListView(LinkView):
-    @api_operation(
-        summary="The link's revisions, oldest first, with actor and reason",
-        operation_id="groundings_revisions_list",
-        responses={200: RevisionListSerializer},
-        errors=(404,),
-        etag=True,
-    )
+    operation = READ_REVISIONS
+
     def get(self, request: Request, grounding_id) -> Response:
         link = get_link(grounding_id, actor=request.user)
         # Same gate as reading the link: a role in its Dimension and a covering decision;
@@ -60,13 +56,8 @@ class RevisionListView(LinkView):
 
 
 class RevisionDetailView(LinkView):
-    @api_operation(
-        summary="The link exactly as GET returned it at revision n (today's disclosure)",
-        operation_id="groundings_revision_read",
-        responses={200: LinkSerializer},
-        errors=(404,),
-        etag=True,
-    )
+    operation = READ_REVISION
+
     def get(self, request: Request, grounding_id, revision: int) -> Response:
         link = get_link(grounding_id, actor=request.user)
         reader = self.reader()
@@ -79,24 +70,13 @@ class RevisionDetailView(LinkView):
 
 
 class ProjectionView(LinkView):
-    @api_operation(
-        summary="Project the link for a recipient and purpose under a disclosure decision",
-        responses={200: ProjectionResultSerializer},
-        errors=(400, 404, 409),
-        parameters=[
-            PROJECTION_RECIPIENT,
-            PROJECTION_PURPOSE,
-            OpenApiParameter(
-                "format", str, enum=ProjectionFormat.values, required=False, default="native"
-            ),
-        ],
-        etag=True,
-    )
+    operation = PROJECT
+
     def get(self, request: Request, grounding_id) -> Response:
         query = ProjectionQuerySerializer(data=request.query_params)
         if not query.is_valid():
             raise ValidationError(query.errors)
-        body = services.project(
+        body = PROJECT.entry(
             actor=request.user,
             grounding_id=grounding_id,
             recipient=query.validated_data["recipient"],

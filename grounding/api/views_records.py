@@ -10,52 +10,45 @@ from typing import Any
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.serializers import Serializer
 
-from grounding import services
 from grounding.api import examples
-from grounding.api.serializers import (
-    AnchorObservationResultSerializer,
-    AssessmentResultSerializer,
-    DisposalResultSerializer,
-    Recorded,
-    WithdrawalResultSerializer,
-)
+from grounding.api.serializers import Recorded
 from grounding.api.views import LinkView
-from grounding.bodies import (
-    BUILTIN_RESOLVER_MEMBERS,
-    AnchorObservationSerializer,
-    AssessmentSerializer,
-    DisposalSerializer,
-    WithdrawalSerializer,
-)
+from grounding.bodies import BUILTIN_RESOLVER_MEMBERS
 from grounding.models import GroundingLink
 from grounding.selectors import get_link
+from grounding.services.anchoring import RECORD_ANCHOR_OBSERVATION
+from grounding.services.assessments import BIND_ASSESSMENT
+from grounding.services.disposal import DISPOSE
+from grounding.services.withdrawal import WITHDRAW
 from policies.kernel.refusals import Offender, Refusal
-from policies.web.openapi import api_operation
-
-
-def _record_operation(summary: str, request: type[Serializer], example, result) -> Any:
-    return api_operation(
-        summary=summary,
-        request=request,
-        examples=[example],
-        responses={201: result},
-        errors=(404,),
-        conditional=True,
-        etag=True,
-    )
+from policies.web.operation_schema import output_serializer
 
 
 class RecordView(LinkView):
-    result: type[Serializer]
+    """A record's POST: the revision expected (If-Match), the body passed to the
+    operation as `argument`, 201 with the record rendered by the operation's output."""
+
+    argument: str
+
+    def post(self, request: Request, grounding_id) -> Response:
+        expected, body = self.expected(grounding_id=grounding_id)
+        return self.perform(
+            lambda record: self.created(record, grounding_id),
+            grounding_id=grounding_id,
+            expected_revision=expected,
+            **self.arguments(body),
+        )
+
+    def arguments(self, body: Any) -> dict[str, Any]:
+        return {self.argument: body}
 
     def created(self, record: Any, grounding_id) -> Response:
-        """201 with the record, rendered by the view's result serializer (inside the
-        write's transaction: `ApiView.answer`)."""
+        """201 with the record, rendered by the operation's output serializer (inside
+        the write's transaction: `ApiView.perform`)."""
         link = get_link(grounding_id, actor=self.request.user)
         recorded = self.recorded(record, link, self.reader().read_or_none(link))
-        body = self.result(recorded).data
+        body = output_serializer(self.served)(recorded).data
         return self.tagged(Response(body, status=status.HTTP_201_CREATED), link.revision)
 
     def recorded(self, record: Any, link: GroundingLink, document: dict | None) -> Recorded:
@@ -63,25 +56,9 @@ class RecordView(LinkView):
 
 
 class AssessmentView(RecordView):
-    result = AssessmentResultSerializer
-
-    @_record_operation(
-        "Bind a supplied assessment to the link's current revision",
-        AssessmentSerializer,
-        examples.ASSESSMENT,
-        AssessmentResultSerializer,
-    )
-    def post(self, request: Request, grounding_id) -> Response:
-        expected, body = self.expected(action="bind_assessment", grounding_id=grounding_id)
-        return self.answer(
-            lambda: services.bind_assessment(
-                actor=request.user,
-                grounding_id=grounding_id,
-                expected_revision=expected,
-                assessment=body,
-            ),
-            lambda record: self.created(record, grounding_id),
-        )
+    operation = BIND_ASSESSMENT
+    examples = [examples.ASSESSMENT]
+    argument = "assessment"
 
     def recorded(self, record: Any, link: GroundingLink, document: dict | None) -> Recorded:
         # The record as the link document shows it, so verdict and reviewer stay
@@ -109,76 +86,30 @@ def _builtin_offenders(body: dict[str, Any]) -> list[Offender]:
 
 
 class AnchorObservationView(RecordView):
-    result = AnchorObservationResultSerializer
+    operation = RECORD_ANCHOR_OBSERVATION
+    examples = [examples.ANCHOR_BUILTIN]
 
-    @_record_operation(
-        "Record an anchor observation (the builtin resolver, or a supplied one)",
-        AnchorObservationSerializer,
-        examples.ANCHOR_BUILTIN,
-        AnchorObservationResultSerializer,
-    )
-    def post(self, request: Request, grounding_id) -> Response:
-        expected, body = self.expected(
-            action="record_anchor_observation", grounding_id=grounding_id
-        )
+    def arguments(self, body: Any) -> dict[str, Any]:
         builtin = isinstance(body, dict) and "resolver" in body
         if builtin:
             offenders = _builtin_offenders(body)
             if offenders:
                 raise Refusal("validation_error", "the request is not valid.", offenders)
         reason = body.get("reason", "") if builtin else ""
-        return self.answer(
-            lambda: services.record_anchor_observation(
-                actor=request.user,
-                grounding_id=grounding_id,
-                expected_revision=expected,
-                observation=None if builtin else body,
-                use_builtin_resolver=builtin,
-                reason=reason if isinstance(reason, str) else "",
-            ),
-            lambda record: self.created(record, grounding_id),
-        )
+        return {
+            "observation": None if builtin else body,
+            "use_builtin_resolver": builtin,
+            "reason": reason if isinstance(reason, str) else "",
+        }
 
 
 class WithdrawalView(RecordView):
-    result = WithdrawalResultSerializer
-
-    @_record_operation(
-        "Withdraw the link from positive display under a recorded decision",
-        WithdrawalSerializer,
-        examples.WITHDRAWAL,
-        WithdrawalResultSerializer,
-    )
-    def post(self, request: Request, grounding_id) -> Response:
-        expected, body = self.expected(action="withdraw", grounding_id=grounding_id)
-        return self.answer(
-            lambda: services.withdraw(
-                actor=request.user,
-                grounding_id=grounding_id,
-                expected_revision=expected,
-                withdrawal=body,
-            ),
-            lambda record: self.created(record, grounding_id),
-        )
+    operation = WITHDRAW
+    examples = [examples.WITHDRAWAL]
+    argument = "withdrawal"
 
 
 class DisposalView(RecordView):
-    result = DisposalResultSerializer
-
-    @_record_operation(
-        "Record a disposal receipt and purge local copied payloads",
-        DisposalSerializer,
-        examples.DISPOSAL,
-        DisposalResultSerializer,
-    )
-    def post(self, request: Request, grounding_id) -> Response:
-        expected, body = self.expected(action="dispose", grounding_id=grounding_id)
-        return self.answer(
-            lambda: services.dispose(
-                actor=request.user,
-                grounding_id=grounding_id,
-                expected_revision=expected,
-                disposal=body,
-            ),
-            lambda record: self.created(record, grounding_id),
-        )
+    operation = DISPOSE
+    examples = [examples.DISPOSAL]
+    argument = "disposal"

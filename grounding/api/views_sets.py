@@ -11,29 +11,33 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from drf_spectacular.utils import OpenApiParameter
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from grounding import services
 from grounding.api.conditional import ConditionalMixin
 from grounding.api.serializers import EvidenceSetSerializer, SetState
-from grounding.bodies import EvidenceSetCreateSerializer, MemberAddSerializer
 from grounding.models import EvidenceSet
 from grounding.selectors import evidence_set_of
-from grounding.services.evidence_sets import missing_members
+from grounding.services.evidence_sets import (
+    ADD_EVIDENCE_SET_MEMBER,
+    CREATE_EVIDENCE_SET,
+    REMOVE_EVIDENCE_SET_MEMBER,
+    SET_DIMENSION,
+    missing_members,
+)
 from policies.kernel.refusals import Offender, Refusal
-from policies.web.openapi import api_operation
+from policies.operations import Operation
 from policies.web.views import ApiView
 
-SET_DIMENSION = OpenApiParameter(
-    "dimension",
-    str,
-    required=False,
-    description="The Dimension of the set, needed only when sets of several of your "
-    "Dimensions have this ref (otherwise 400 dimension_required).",
+READ_EVIDENCE_SET = Operation(
+    "read_evidence_set",
+    output=EvidenceSetSerializer,
+    refusals=("not_found", "dimension_required"),
+    headers=("ETag",),
+    query=(SET_DIMENSION,),
+    summary="Read an evidence set",
 )
 
 
@@ -64,14 +68,8 @@ def _in_single_member_terms(refusal: Refusal) -> Refusal:
 
 
 class EvidenceSetListView(SetView):
-    @api_operation(
-        summary="Create an evidence set",
-        request=EvidenceSetCreateSerializer,
-        responses={201: EvidenceSetSerializer},
-        errors=(409,),
-        etag=True,
-        location=True,
-    )
+    operation = CREATE_EVIDENCE_SET
+
     def post(self, request: Request) -> Response:
         def render(created: EvidenceSet) -> Response:
             response = self.set_response(created, status.HTTP_201_CREATED)
@@ -84,19 +82,12 @@ class EvidenceSetListView(SetView):
             response["Location"] = f"{detail}?{urlencode({'dimension': created.dimension.name})}"
             return response
 
-        return self.answer(
-            lambda: services.create_evidence_set(actor=request.user, values=request.data), render
-        )
+        return self.perform(render, values=request.data)
 
 
 class EvidenceSetDetailView(SetView):
-    @api_operation(
-        summary="Read an evidence set",
-        responses={200: EvidenceSetSerializer},
-        errors=(400, 404),
-        parameters=[SET_DIMENSION],
-        etag=True,
-    )
+    operation = READ_EVIDENCE_SET
+
     def get(self, request: Request, ref: str) -> Response:
         # Outside the caller's Dimensions a set answers as if it did not exist.
         return self.set_response(
@@ -105,50 +96,31 @@ class EvidenceSetDetailView(SetView):
 
 
 class EvidenceSetMembersView(SetView):
-    @api_operation(
-        summary="Add a member to an evidence set",
-        request=MemberAddSerializer,
-        responses={201: EvidenceSetSerializer},
-        errors=(400, 404),
-        parameters=[SET_DIMENSION],
-        conditional=True,
-        etag=True,
-    )
+    operation = ADD_EVIDENCE_SET_MEMBER
+
     def post(self, request: Request, ref: str) -> Response:
-        expected, body = self.expected(action="change_evidence_set")
+        expected, body = self.expected()
         try:
-            return self.answer(
-                lambda: services.change_evidence_set(
-                    actor=request.user,
-                    evidence_set_ref=ref,
-                    dimension=self.dimension(),
-                    expected_revision=expected,
-                    add=[body],
-                ),
+            return self.perform(
                 lambda changed: self.set_response(changed, status.HTTP_201_CREATED),
+                evidence_set_ref=ref,
+                dimension=self.dimension(),
+                expected_revision=expected,
+                add=[body],
             )
         except Refusal as refusal:
             raise _in_single_member_terms(refusal) from None
 
 
 class EvidenceSetMemberView(SetView):
-    @api_operation(
-        summary="Remove a member from an evidence set",
-        responses={200: EvidenceSetSerializer},
-        errors=(400, 404),
-        parameters=[SET_DIMENSION],
-        conditional=True,
-        etag=True,
-    )
+    operation = REMOVE_EVIDENCE_SET_MEMBER
+
     def delete(self, request: Request, ref: str, grounding_id) -> Response:
-        expected, _ = self.expected(action="change_evidence_set")
-        return self.answer(
-            lambda: services.change_evidence_set(
-                actor=request.user,
-                evidence_set_ref=ref,
-                dimension=self.dimension(),
-                expected_revision=expected,
-                remove=[str(grounding_id)],
-            ),
+        expected, _ = self.expected()
+        return self.perform(
             self.set_response,
+            evidence_set_ref=ref,
+            dimension=self.dimension(),
+            expected_revision=expected,
+            remove=[str(grounding_id)],
         )

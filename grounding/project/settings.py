@@ -362,6 +362,10 @@ REST_FRAMEWORK = {
 # Idempotency keys (API.md "Retries and idempotency"; policies.web.idempotency): the
 # first answer to a write sent with an Idempotency-Key is kept this long for retries.
 GROUNDING_IDEMPOTENCY_TTL_HOURS = env_int("GROUNDING_IDEMPOTENCY_TTL_HOURS", default=24)
+# An API answer (status, problem code) its operation does not declare
+# (policies.web.operations.check_answer): logged as a warning, or, when true, raised
+# (the test suite, so every answer a test provokes is proved declared).
+GROUNDING_STRICT_ANSWERS = env_bool("GROUNDING_STRICT_ANSWERS", default=False)
 
 # Client tokens (django-rest-knox rows; issued by `manage.py issue_token`): the
 # header is `Authorization: Token <key>`, keys are stored as SHA-512 digests, and

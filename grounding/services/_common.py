@@ -24,6 +24,7 @@ from policies.models import Dimension
 from policies.services import require_active, require_published, require_role
 
 __all__ = [
+    "OPEN_LINK_REFUSALS",
     "assessment_facts",
     "lock_link",
     "open_link",
@@ -35,6 +36,19 @@ __all__ = [
     "save_revision",
     "save_tracked",
 ]
+
+
+# What `open_link` refuses, in its order, and a body that fails its checks.
+OPEN_LINK_REFUSALS = (
+    "not_found",
+    "dimension_inactive",
+    "role_required",
+    "profile_not_published",
+    "link_withdrawn",
+    "link_disposed",
+    "revision_mismatch",
+    "validation_error",
+)
 
 
 def refusal_context(kwargs: dict[str, Any]) -> dict[str, Any]:

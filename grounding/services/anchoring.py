@@ -8,9 +8,11 @@ from typing import Any
 
 from evidence import anchoring as resolver
 from evidence.offsets import nfc
+from grounding import bodies
 from grounding.choices import AnchorStatus, ResolutionState
 from grounding.models import AnchorObservation, GroundingLink
 from grounding.services._common import (
+    OPEN_LINK_REFUSALS,
     open_link,
     refresh_display,
     refusal_context,
@@ -19,9 +21,10 @@ from grounding.services._common import (
 )
 from grounding.values import structured
 from policies import audit
-from policies.actions import composable, public_entry
+from policies.actions import composable
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
+from policies.operations import Operation
 
 # Zero matches leave the state unknown unless the resolver says why.
 _REASONED_STATES = {
@@ -44,7 +47,7 @@ def do_record_anchor_observation(
     link = open_link(
         grounding_id,
         actor=actor,
-        roles=(Role.CURATOR, Role.REVIEWER),
+        roles=RECORD_ANCHOR_OBSERVATION.roles,
         expected_revision=expected_revision,
         allow_retired=True,
     )
@@ -91,9 +94,20 @@ def do_record_anchor_observation(
     return record
 
 
-record_anchor_observation = public_entry(
-    "record_anchor_observation", do_record_anchor_observation, context=refusal_context
+RECORD_ANCHOR_OBSERVATION = Operation(
+    "record_anchor_observation",
+    body=do_record_anchor_observation,
+    input=bodies.AnchorObservationSerializer,
+    output="grounding.api.serializers.AnchorObservationResultSerializer",
+    roles=(Role.CURATOR, Role.REVIEWER),
+    refusals=(*OPEN_LINK_REFUSALS, "anchor_input_mismatch", "anchor_text_unavailable"),
+    success=(201,),
+    headers=("ETag",),
+    conditional=True,
+    summary="Record an anchor observation (the builtin resolver, or a supplied one)",
+    context=refusal_context,
 )
+record_anchor_observation = RECORD_ANCHOR_OBSERVATION.entry
 
 
 def _run_builtin(link: GroundingLink) -> dict[str, Any]:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from grounding import bodies
 from grounding.choices import DisplayState, RecheckState
 from grounding.models import Assessment
 from grounding.services import inputs
 from grounding.services._common import (
+    OPEN_LINK_REFUSALS,
     open_link,
     refresh_display,
     refusal_context,
@@ -17,9 +19,10 @@ from grounding.services._common import (
 )
 from grounding.values.timestamps import parse_rfc3339
 from policies import audit
-from policies.actions import composable, public_entry
+from policies.actions import composable
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
+from policies.operations import Operation
 
 
 @composable
@@ -27,11 +30,11 @@ def do_bind_assessment(
     *, actor, grounding_id, expected_revision: int, assessment: dict[str, Any]
 ) -> Assessment:
     link = open_link(
-        grounding_id, actor=actor, roles=(Role.REVIEWER,), expected_revision=expected_revision
+        grounding_id, actor=actor, roles=BIND_ASSESSMENT.roles, expected_revision=expected_revision
     )
 
     offenders = inputs.validate_group(
-        inputs.ASSESSMENT, assessment, profile=link.profile, pointer=""
+        inputs.of(BIND_ASSESSMENT), assessment, profile=link.profile, pointer=""
     )
     refuse_invalid(offenders)
 
@@ -86,7 +89,7 @@ def do_bind_assessment(
     save_revision(link, actor=actor, reason=f"assessment {record.assessment_ref} bound")
     audit.record(
         actor=actor,
-        action="bind_assessment",
+        action=BIND_ASSESSMENT.action,
         grounding_id=link.grounding_id,
         dimension=link.dimension,
         expected_revision=expected_revision,
@@ -97,7 +100,20 @@ def do_bind_assessment(
     return record
 
 
-bind_assessment = public_entry("bind_assessment", do_bind_assessment, context=refusal_context)
+BIND_ASSESSMENT = Operation(
+    "bind_assessment",
+    body=do_bind_assessment,
+    input=bodies.AssessmentSerializer,
+    output="grounding.api.serializers.AssessmentResultSerializer",
+    roles=(Role.REVIEWER,),
+    refusals=(*OPEN_LINK_REFUSALS, "assessment_input_mismatch", "assessment_duplicate"),
+    success=(201,),
+    headers=("ETag",),
+    conditional=True,
+    summary="Bind a supplied assessment to the link's current revision",
+    context=refusal_context,
+)
+bind_assessment = BIND_ASSESSMENT.entry
 
 
 def _input_mismatches(link, assessed: dict[str, Any]) -> list[Offender]:

@@ -14,7 +14,8 @@ gets exactly one revision: a batch locks its links and skips those the notificat
 has already revised, and a database constraint backs that up.
 
 So `notify_change` is not one transaction but a sequence of public entries
-(`_open`, `_continue`, `_start`; policies.actions), each one durable transaction.
+(`_open`, `_continue`, `_start`: entries of the one operation NOTIFY_CHANGE,
+policies.operations), each one durable transaction.
 `do_notify_source_changes` is a body: it runs inside its caller's transaction (the
 WSP import) and applies every batch there.
 """
@@ -32,19 +33,21 @@ from typing import Any
 from django.db import IntegrityError
 from django.utils import timezone
 
+from grounding import bodies
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
-from grounding.services import inputs
+from grounding.services import fanout, inputs
 from grounding.services._common import refusal_context, refuse_invalid, save_tracked
 from grounding.services.fanout import BATCH_SIZE, apply_batch, candidate_keys
 from grounding.values.timestamps import parse_rfc3339
 from policies import audit
-from policies.actions import composable, public_entry
+from policies.actions import composable
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
 from policies.kernel.text import storable
 from policies.memberships import memberships
 from policies.models import Dimension
+from policies.operations import Operation
 from policies.services import require_active, require_role
 
 NOTIFICATION = inputs.CHANGE_NOTIFICATION
@@ -78,7 +81,7 @@ def _do_open(*, actor, payload: Any, batch_size: int) -> tuple[Outcome, Any]:
         _require_same(existing, values)
         audit.record(
             actor=actor,
-            action="notify_change",
+            action=NOTIFY_CHANGE.action,
             dimension=dimension,
             references={"change_ref": existing.change_ref, "replay": True},
         )
@@ -117,13 +120,6 @@ def _do_start(*, actor, dimension: Dimension, values: dict[str, Any], scope, bat
     if batch.is_final(batch_size):
         _complete(notification, actor=actor)
     return notification, batch.cursor
-
-
-# One durable transaction each. `_start`'s values are made here, never posted: there is
-# nothing to screen.
-_open = public_entry("notify_change", _do_open, context=refusal_context)
-_continue = public_entry("notify_change", _do_continue, context=refusal_context)
-_start = public_entry("notify_change", _do_start, context=refusal_context, screen=None)
 
 
 def fan_out(
@@ -184,6 +180,32 @@ def notify_change(*, actor, payload: Any, batch_size: int = BATCH_SIZE) -> Outco
         outcome, cursor = _open(actor=actor, payload=payload, batch_size=batch_size)
     outcome.notification = finish(actor, outcome.notification, after=cursor, batch_size=batch_size)
     return outcome
+
+
+NOTIFY_CHANGE = Operation(
+    fanout.ACTION,
+    run=notify_change,
+    input=bodies.ChangeNotificationRequestSerializer,
+    output="grounding.api.views_changes.ChangeNotificationSerializer",
+    roles=NOTIFYING_ROLES,
+    # A Dimension where the caller holds no role is not_found.
+    refusals=(
+        "validation_error",
+        "not_found",
+        "dimension_inactive",
+        "role_required",
+        "change_conflict",
+    ),
+    success=(200, 201),
+    headers=("Location",),
+    summary="Record a change notification and send the links it affects to review",
+    context=refusal_context,
+)
+# One durable transaction each. `_start`'s values are made here, never posted: there is
+# nothing to screen.
+_open = NOTIFY_CHANGE.entry_of(_do_open)
+_continue = NOTIFY_CHANGE.entry_of(_do_continue)
+_start = NOTIFY_CHANGE.entry_of(_do_start, screen=None)
 
 
 @composable
@@ -289,7 +311,7 @@ def _complete(notification: ChangeNotification, *, actor) -> None:
     save_tracked(notification, actor=actor, reason=f"change {notification.change_ref} applied")
     audit.record(
         actor=actor,
-        action="notify_change",
+        action=NOTIFY_CHANGE.action,
         dimension=notification.dimension,
         references={
             "change_ref": notification.change_ref,
@@ -319,7 +341,7 @@ def _validated(actor, payload: Any) -> tuple[Dimension, dict[str, Any]]:
     if dimension is None:
         raise Refusal("not_found", "no Dimension of this name is visible to you.")
     require_active(dimension)
-    require_role(actor, dimension, *NOTIFYING_ROLES)
+    require_role(actor, dimension, *NOTIFY_CHANGE.roles)
     offenders = NOTIFICATION.unknown(payload)
     values = {key: payload.get(key) for key in NOTIFICATION.names if key != "dimension"}
     observed = values["observed_at"]

@@ -22,6 +22,7 @@ from django.db.models import Q
 
 from evidence import retention
 from evidence.models import Passage
+from grounding import bodies
 from grounding.choices import RecheckState, RecordState
 from grounding.models import Disposal, GroundingLink, PassageBinding
 from grounding.services import inputs
@@ -34,10 +35,11 @@ from grounding.services._common import (
     save_tracked,
 )
 from policies import audit
-from policies.actions import composable, public_entry
+from policies.actions import composable
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.models import IdempotencyKey
+from policies.operations import Operation
 
 # Selector members that copy source text; positions and types are not payloads.
 _COPIED_SELECTOR_KEYS = ("exact", "prefix", "suffix", "value")
@@ -50,14 +52,14 @@ def do_dispose(
     link = open_link(
         grounding_id,
         actor=actor,
-        roles=(Role.ACCESS_STEWARD,),
+        roles=DISPOSE.roles,
         expected_revision=expected_revision,
         check_profile=False,
         live=False,
     )
     if link.record_state == RecordState.DISPOSED:
         raise Refusal("link_disposed", "the link has already been disposed.")
-    refuse_invalid(inputs.validate_group(inputs.DISPOSAL, disposal, pointer=""))
+    refuse_invalid(inputs.validate_group(inputs.of(DISPOSE), disposal, pointer=""))
     purged = _purge_copied_payloads(link, actor=actor)
     purged.update(
         retention.purge_passages(
@@ -82,7 +84,7 @@ def do_dispose(
     IdempotencyKey.forget_answers_about(str(link.grounding_id))
     audit.record(
         actor=actor,
-        action="dispose",
+        action=DISPOSE.action,
         grounding_id=link.grounding_id,
         dimension=link.dimension,
         expected_revision=expected_revision,
@@ -93,7 +95,29 @@ def do_dispose(
     return record
 
 
-dispose = public_entry("dispose", do_dispose, context=refusal_context)
+DISPOSE = Operation(
+    "dispose",
+    body=do_dispose,
+    input=bodies.DisposalSerializer,
+    output="grounding.api.serializers.DisposalResultSerializer",
+    roles=(Role.ACCESS_STEWARD,),
+    # open_link's but the profile's status and the withdrawal: a withdrawn link may be
+    # disposed, a disposed one is refused (link_disposed) after the revision check.
+    refusals=(
+        "not_found",
+        "dimension_inactive",
+        "role_required",
+        "revision_mismatch",
+        "link_disposed",
+        "validation_error",
+    ),
+    success=(201,),
+    headers=("ETag",),
+    conditional=True,
+    summary="Record a disposal receipt and purge local copied payloads",
+    context=refusal_context,
+)
+dispose = DISPOSE.entry
 
 
 def purge_selector(selector: Any) -> Any:

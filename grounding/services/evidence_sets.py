@@ -5,11 +5,14 @@ independence (dependence_ref records common origin)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from grounding import bodies
 from grounding.choices import MembershipRole, RecordState
 from grounding.models import EvidenceSet, EvidenceSetMembership, GroundingLink
 from grounding.selectors import evidence_set_of
+from grounding.services import inputs
 from grounding.services._common import (
     refusal_context,
     refuse_invalid,
@@ -17,14 +20,15 @@ from grounding.services._common import (
     save_revision,
     save_tracked,
 )
-from grounding.services.inputs import EVIDENCE_SET, validate_group, value_size_offenders
+from grounding.services.inputs import validate_group, value_size_offenders
 from policies import audit
-from policies.actions import composable, public_entry
+from policies.actions import composable
 from policies.choices import Role
 from policies.kernel.identifiers import parse_uuid
 from policies.kernel.refusals import Offender, Refusal
 from policies.kernel.text import control_offenders
 from policies.models import Dimension
+from policies.operations import Operation, Param
 from policies.services import named_dimension, require_active, require_role
 
 
@@ -34,7 +38,7 @@ def do_create_evidence_set(*, actor, values: dict[str, Any]) -> EvidenceSet:
     refuse_invalid(offenders)
     dimension = named_dimension(actor, values["dimension"])
     require_active(dimension)
-    require_role(actor, dimension, Role.CURATOR)
+    require_role(actor, dimension, *CREATE_EVIDENCE_SET.roles)
     # Refs are unique per Dimension: another Dimension's set of this ref is no conflict.
     if EvidenceSet.objects.filter(
         dimension=dimension, evidence_set_ref=values["evidence_set_ref"]
@@ -69,7 +73,7 @@ def do_create_evidence_set(*, actor, values: dict[str, Any]) -> EvidenceSet:
     )
     audit.record(
         actor=actor,
-        action="create_evidence_set",
+        action=CREATE_EVIDENCE_SET.action,
         dimension=dimension,
         resulting_revision=1,
         references={"evidence_set_ref": evidence_set.evidence_set_ref, "links": touched},
@@ -95,7 +99,7 @@ def do_change_evidence_set(
         evidence_set_ref, actor=actor, dimension=dimension, for_update=True
     )
     require_active(evidence_set.dimension)
-    roles = (Role.REVIEWER,) if set_assessment_ref is not None else (Role.CURATOR,)
+    roles = (Role.REVIEWER,) if set_assessment_ref is not None else CHANGE_EVIDENCE_SET.roles
     require_role(actor, evidence_set.dimension, *roles)
     if expected_revision != evidence_set.revision:
         raise Refusal(
@@ -151,7 +155,7 @@ def do_change_evidence_set(
     )
     audit.record(
         actor=actor,
-        action="change_evidence_set",
+        action=CHANGE_EVIDENCE_SET.action,
         dimension=evidence_set.dimension,
         expected_revision=expected_revision,
         resulting_revision=new_revision,
@@ -160,12 +164,70 @@ def do_change_evidence_set(
     return evidence_set
 
 
-create_evidence_set = public_entry(
-    "create_evidence_set", do_create_evidence_set, context=refusal_context
+CREATE_EVIDENCE_SET = Operation(
+    "create_evidence_set",
+    body=do_create_evidence_set,
+    input=bodies.EvidenceSetCreateSerializer,
+    output="grounding.api.serializers.EvidenceSetSerializer",
+    roles=(Role.CURATOR,),
+    refusals=(
+        "validation_error",
+        "dimension_inactive",
+        "role_required",
+        "evidence_set_exists",
+        "link_withdrawn",
+        "link_disposed",
+    ),
+    success=(201,),
+    headers=("ETag", "Location"),
+    summary="Create an evidence set",
+    context=refusal_context,
 )
-change_evidence_set = public_entry(
-    "change_evidence_set", do_change_evidence_set, context=refusal_context
+# The set a route names by its ref is resolved among the caller's Dimensions.
+SET_DIMENSION = Param(
+    "dimension",
+    description="The Dimension of the set, needed only when sets of several of your "
+    "Dimensions have this ref (otherwise 400 dimension_required).",
 )
+# What a change of a set refuses: the set (among the caller's Dimensions), its
+# Dimension, the role, the revision, a member link's state, the change's values.
+SET_REFUSALS = (
+    "not_found",
+    "dimension_required",
+    "dimension_inactive",
+    "role_required",
+    "revision_mismatch",
+    "link_withdrawn",
+    "link_disposed",
+    "validation_error",
+)
+CHANGE_EVIDENCE_SET = Operation(
+    "change_evidence_set",
+    body=do_change_evidence_set,
+    output="grounding.api.serializers.EvidenceSetSerializer",
+    # A set's own assessment (set_assessment_ref) is a reviewer's.
+    roles=(Role.CURATOR,),
+    refusals=(*SET_REFUSALS, "member_exists", "not_a_member"),
+    headers=("ETag",),
+    conditional=True,
+    query=(SET_DIMENSION,),
+    context=refusal_context,
+)
+# Its two routes: one member added (by its body), one removed (by the path).
+ADD_EVIDENCE_SET_MEMBER = replace(
+    CHANGE_EVIDENCE_SET,
+    input=bodies.MemberAddSerializer,
+    refusals=(*SET_REFUSALS, "member_exists"),
+    success=(201,),
+    summary="Add a member to an evidence set",
+)
+REMOVE_EVIDENCE_SET_MEMBER = replace(
+    CHANGE_EVIDENCE_SET,
+    refusals=(*SET_REFUSALS, "not_a_member"),
+    summary="Remove a member from an evidence set",
+)
+create_evidence_set = CREATE_EVIDENCE_SET.entry
+change_evidence_set = CHANGE_EVIDENCE_SET.entry
 
 
 def _lock_members(links: list[GroundingLink]) -> None:
@@ -207,7 +269,7 @@ def is_complete(evidence_set: EvidenceSet) -> bool:
 def _validate_shape(values: Any) -> list[Offender]:
     if not isinstance(values, dict):
         return [Offender("", "type", "the body must be an object.")]
-    body = EVIDENCE_SET
+    body = inputs.of(CREATE_EVIDENCE_SET)
     offenders = validate_group(
         body, {k: v for k, v in values.items() if k in body.checks}, pointer=""
     )

@@ -34,6 +34,11 @@ from policies.kernel.bulk import (
 from policies.kernel.copies import copy_with_history
 from policies.kernel.rows import new_instance, stored_instance
 
+# The audit action of the links a change notification revises: NOTIFY_CHANGE's
+# (grounding.services.changes declares the operation with it; that module imports
+# this one).
+ACTION = "notify_change"
+
 # Links per batch: each batch is one short transaction (when the caller commits
 # between batches) holding the locks of at most this many links.
 BATCH_SIZE = 1000
@@ -281,7 +286,7 @@ def _write(
     )
     audit.record_many(
         actor=actor,
-        action="notify_change",
+        action=ACTION,
         entries=[
             {
                 "grounding_id": link.grounding_id,

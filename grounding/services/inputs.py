@@ -323,6 +323,25 @@ def declared_bodies() -> list[type[serializers.Serializer]]:
 # (bulk registration's envelope, a supplied anchor observation, a member to add):
 # a field kind the compiler cannot check stops the process here.
 COMPILED = {cls.__name__: compile_body(cls.__name__, cls) for cls in declared_bodies()}
+# The body each operation's declared `input` compiles to (policies.operations): the
+# operations' bodies check what their declaration names.
+_BY_INPUT: dict[type, Body] = {
+    **{cls: COMPILED[cls.__name__] for cls in declared_bodies()},
+    bodies.RegisterSerializer: REGISTER,
+    bodies.ReviseSerializer: REVISE,
+    bodies.AssessmentSerializer: ASSESSMENT,
+    bodies.WithdrawalSerializer: WITHDRAWAL,
+    bodies.DisposalSerializer: DISPOSAL,
+    bodies.EvidenceSetCreateSerializer: EVIDENCE_SET,
+    bodies.ChangeNotificationRequestSerializer: CHANGE_NOTIFICATION,
+    bodies.FromCitationsRequestSerializer: FROM_CITATIONS,
+}
+
+
+def of(operation: Any) -> Body:
+    """The compiled checks of an operation's declared input (a `grounding.bodies`
+    serializer); KeyError for an input that is not one."""
+    return _BY_INPUT[operation.input]
 
 
 def validate_group(

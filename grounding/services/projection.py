@@ -15,10 +15,11 @@ from grounding.reader import loss_report_for, tombstone
 from grounding.selectors import get_link
 from grounding.services._common import refusal_context, require_revision
 from policies import audit
-from policies.actions import composable, public_entry
+from policies.actions import composable
 from policies.choices import Role
 from policies.kernel.canonical import canonical_sha256
 from policies.kernel.refusals import Offender, Refusal
+from policies.operations import Operation, Param
 from policies.reader import reader_for
 from policies.services import require_active, require_published, require_role
 
@@ -37,7 +38,7 @@ def do_project(
     reader = reader_for(actor)
     reader.require_member(link.dimension_id, "grounding link")
     require_active(link.dimension)
-    require_role(actor, link.dimension, Role.PROJECTION_AGENT)
+    require_role(actor, link.dimension, *PROJECT.roles)
     require_published(link.profile, allow_retired=True)
     offenders = [
         Offender(f"/{name}", "required", f"{name} is required.")
@@ -116,13 +117,52 @@ def do_project(
     return body
 
 
-project = public_entry("project", do_project, context=refusal_context)
+PROJECT = Operation(
+    "project",
+    body=do_project,
+    output="grounding.api.serializers.ProjectionResultSerializer",
+    roles=(Role.PROJECTION_AGENT,),
+    refusals=(
+        "not_found",
+        "dimension_inactive",
+        "role_required",
+        "profile_not_published",
+        "validation_error",
+        "recipient_reserved",
+        "disclosure_not_decided",
+        "format_unavailable",
+        "export_unrepresentable",
+    ),
+    headers=("ETag",),
+    # Bounded by the stored projection row (grounding.api.serializers.ProjectionQuery…).
+    query=(
+        Param(
+            "recipient",
+            {"type": "string", "minLength": 1, "maxLength": 255},
+            required=True,
+            description="Who receives the projection (a role or class ref, e.g. partner:acme).",
+        ),
+        Param(
+            "purpose",
+            {"type": "string", "minLength": 1, "maxLength": 128},
+            required=True,
+            description="The purpose class, e.g. citation-display.",
+        ),
+        Param(
+            "format",
+            {"type": "string", "enum": sorted(ProjectionFormat.values), "default": "native"},
+        ),
+    ),
+    summary="Project the link for a recipient and purpose under a disclosure decision",
+    context=refusal_context,
+)
+project = PROJECT.entry
 
 
 def _audit(actor, link, expected_revision: int | None, **fields: Any) -> None:
     audit.record(
         actor=actor,
-        action="project",
+        action=PROJECT.action,
         grounding_id=link.grounding_id,
         dimension=link.dimension,
         expected_revision=expected_revision,

@@ -10,6 +10,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from evidence.choices import AccessLabel
+from grounding import bodies
 from grounding.bodies import BULK_MAX_ITEMS
 from grounding.choices import (
     DisplayState,
@@ -25,12 +26,13 @@ from grounding.services._common import refusal_context, refuse_invalid
 from grounding.services.passages import Lookups, resolve_passage
 from grounding.values.timestamps import parse_rfc3339
 from policies import audit
-from policies.actions import composable, public_entry
+from policies.actions import composable
 from policies.choices import Role
 from policies.kernel.identifiers import uuid7
 from policies.kernel.refusals import Offender, Refusal, pointer_join
 from policies.kernel.rows import new_instance
 from policies.kernel.together import Insert
+from policies.operations import Operation
 from policies.services import (
     require_active,
     require_published,
@@ -56,16 +58,17 @@ def do_register(*, actor, payload: dict[str, Any]) -> GroundingLink:
     """Register one candidate link: record_state candidate, unassessed, revision 1."""
     prepared = _prepare(actor, payload, pointer="", lookups=Lookups(actor))
     refuse_master_ref_conflicts([prepared], pointers=[""])
-    _write([prepared], actor=actor)
+    _write([prepared], actor=actor, action=REGISTER.action)
     return prepared.link
 
 
 @composable
 def do_register_many(
-    *, actor, items: list[dict[str, Any]], action: str = "register"
+    *, actor, items: list[dict[str, Any]], action: str | None = None
 ) -> list[GroundingLink]:
     """Register all items or none, with bulk history rows (one per created row); each
-    link's event is named `action` (the operation that registered it)."""
+    link's event is named `action` (the operation that registered it; by default
+    registration's)."""
     if not isinstance(items, list) or not items:
         raise Refusal(
             "validation_error",
@@ -101,7 +104,7 @@ def do_register_many(
             offenders += refusal.offenders
     refuse_invalid(offenders)
     refuse_master_ref_conflicts(prepared, pointers=[f"/items/{i}" for i in range(len(items))])
-    _write(prepared, actor=actor, action=action)
+    _write(prepared, actor=actor, action=action or REGISTER.action)
     return [p.link for p in prepared]
 
 
@@ -116,8 +119,35 @@ def do_register_bulk(*, actor, items: list[dict[str, Any]]) -> list[GroundingLin
     return do_register_many(actor=actor, items=items, action=BULK_ACTION)
 
 
-register = public_entry("register", do_register, context=refusal_context)
-register_many = public_entry(BULK_ACTION, do_register_bulk, context=refusal_context)
+# What registration refuses: the body's checks (an unknown Dimension or profile
+# among them), the Dimension's state, the role, the profile's, a taken master_ref.
+REGISTER_REFUSALS = ("validation_error", "dimension_inactive", "role_required",
+                     "profile_not_published", "master_ref_conflict")  # fmt: skip
+REGISTER = Operation(
+    "register",
+    body=do_register,
+    input=bodies.RegisterSerializer,
+    output="grounding.api.serializers_link.LinkSerializer",
+    roles=(Role.CURATOR,),
+    refusals=REGISTER_REFUSALS,
+    success=(201,),
+    headers=("ETag", "Location"),
+    summary="Register a candidate link",
+    context=refusal_context,
+)
+REGISTER_BULK = Operation(
+    BULK_ACTION,
+    body=do_register_bulk,
+    input=bodies.BulkRegisterSerializer,
+    output="grounding.api.serializers.BulkResultSerializer",
+    roles=REGISTER.roles,
+    refusals=REGISTER_REFUSALS,
+    success=(201,),
+    summary="Register many candidate links, all or none",
+    context=refusal_context,
+)
+register = REGISTER.entry
+register_many = REGISTER_BULK.entry
 
 
 def refuse_master_ref_conflicts(prepared: list[_Prepared], *, pointers: list[str]) -> None:
@@ -183,16 +213,17 @@ class MasterRefConflict(Refusal, IntegrityError):
 def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepared:
     if not isinstance(payload, dict):
         refuse_invalid([Offender(pointer or "/", "type", "the body must be an object.")])
-    offenders = inputs.REGISTER.unknown(payload, pointer)
+    body = inputs.of(REGISTER)
+    offenders = body.unknown(payload, pointer)
     # A Dimension where the caller holds no role reads as one that does not exist.
     dimension, profile = _resolve_policy(actor, payload, pointer, lookups, offenders)
     if dimension is not None and profile is not None:
         # Role and policy preconditions come before any detail of the input is judged.
         require_active(dimension)
-        require_role(actor, dimension, Role.CURATOR)
+        require_role(actor, dimension, *REGISTER.roles)
         require_published(profile)
 
-    offenders += inputs.REGISTER.strings(payload, _STRINGS, pointer=pointer)
+    offenders += body.strings(payload, _STRINGS, pointer=pointer)
     statement = payload.get("statement")
     anchor = payload.get("anchor")
     support = payload.get("support")
@@ -209,7 +240,7 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepare
             group, value, profile=pinned, pointer=pointer_join(pointer, group.name)
         )
     if payload.get("related_link_refs") is not None:
-        offenders += inputs.REGISTER.check(
+        offenders += body.check(
             "related_link_refs",
             payload["related_link_refs"],
             pointer=pointer_join(pointer, "related_link_refs"),
@@ -359,7 +390,7 @@ def _build(*, actor, payload, dimension, profile, passage, passage_values) -> _P
     return _Prepared(link=link, statement=statement, passage=binding)
 
 
-def _write(prepared: list[_Prepared], *, actor, action: str = "register") -> None:
+def _write(prepared: list[_Prepared], *, actor, action: str) -> None:
     """Bindings first (the link's FKs to them are deferred), then the links, then the
     audit events: one history row per object, one statement for a few links and one
     COPY per table for a batch."""

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from grounding import bodies
 from grounding.choices import RecheckState, ResolutionState
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
 from grounding.services import inputs
 from grounding.services._common import (
+    OPEN_LINK_REFUSALS,
     open_link,
     refresh_display,
     refusal_context,
@@ -24,15 +26,15 @@ from grounding.services._common import (
 from grounding.services.passages import Lookups, resolve_passage
 from grounding.values.timestamps import parse_rfc3339
 from policies import audit
-from policies.actions import composable, public_entry
+from policies.actions import composable
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal
+from policies.operations import Operation
 
-REVISE = inputs.REVISE
 # A curator may admit a candidate (or take admission back) and ask for a recheck;
 # withdrawal and disposal have operations of their own.
-CURATOR_RECORD_STATES = set(REVISE.choices("record_state"))
-CURATOR_RECHECK_STATES = set(REVISE.choices("recheck_state"))
+CURATOR_RECORD_STATES = set(inputs.REVISE.choices("record_state"))
+CURATOR_RECHECK_STATES = set(inputs.REVISE.choices("recheck_state"))
 # The groups a revision merges into the link's (the passage is resolved on its own).
 _GROUPS = (inputs.STATEMENT, inputs.ANCHOR, inputs.SUPPORT, inputs.TIME, inputs.DISCLOSURE)
 SUPPORT_BASIS_FIELDS = ("support_kind", "support_scope", "support_limits")
@@ -43,7 +45,7 @@ def do_revise(
     *, actor, grounding_id, expected_revision: int, changes: dict[str, Any]
 ) -> GroundingLink:
     link = open_link(
-        grounding_id, actor=actor, roles=(Role.CURATOR,), expected_revision=expected_revision
+        grounding_id, actor=actor, roles=REVISE.roles, expected_revision=expected_revision
     )
 
     if not isinstance(changes, dict):
@@ -90,7 +92,7 @@ def do_revise(
     save_revision(link, actor=actor, reason=reason)
     audit.record(
         actor=actor,
-        action="revise",
+        action=REVISE.action,
         grounding_id=link.grounding_id,
         dimension=link.dimension,
         expected_revision=expected_revision,
@@ -100,11 +102,24 @@ def do_revise(
     return link
 
 
-revise = public_entry("revise", do_revise, context=refusal_context)
+REVISE = Operation(
+    "revise",
+    body=do_revise,
+    input=bodies.ReviseSerializer,
+    output="grounding.api.serializers_link.LinkSerializer",
+    roles=(Role.CURATOR,),
+    refusals=(*OPEN_LINK_REFUSALS, "no_change"),
+    headers=("ETag",),
+    conditional=True,
+    summary="Revise a link (new bindings or interpretation, with a reason)",
+    context=refusal_context,
+)
+revise = REVISE.entry
 
 
 def _validate(link: GroundingLink, changes: dict[str, Any]) -> list[Offender]:
-    offenders = REVISE.unknown(changes)
+    body = inputs.of(REVISE)
+    offenders = body.unknown(changes)
     reason = changes.get("revision_reason")
     if not isinstance(reason, str) or not reason.strip():
         offenders.append(Offender("/revision_reason", "required", "revision_reason is required."))
@@ -151,14 +166,14 @@ def _validate(link: GroundingLink, changes: dict[str, Any]) -> list[Offender]:
             )
         )
     if "related_link_refs" in changes:
-        offenders += REVISE.check(
+        offenders += body.check(
             "related_link_refs", changes["related_link_refs"], pointer="/related_link_refs"
         )
     for key in ("change_ref", "owner_ref", "identity_decision"):
         if key in changes and not isinstance(changes[key], str):
             offenders.append(Offender(f"/{key}", "type", f"{key} must be a string."))
         elif key in changes:
-            offenders += REVISE.strings(changes, (key,), pointer="")
+            offenders += body.strings(changes, (key,), pointer="")
     if isinstance(changes.get("owner_ref"), str) and not changes["owner_ref"].strip():
         offenders.append(Offender("/owner_ref", "required", "owner_ref cannot be empty."))
     return offenders

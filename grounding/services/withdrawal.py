@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from grounding import bodies
 from grounding.choices import RecheckState, RecordState
 from grounding.models import Withdrawal
 from grounding.services import inputs
 from grounding.services._common import (
+    OPEN_LINK_REFUSALS,
     open_link,
     refresh_display,
     refusal_context,
@@ -18,8 +20,9 @@ from grounding.services._common import (
     save_revision,
 )
 from policies import audit
-from policies.actions import composable, public_entry
+from policies.actions import composable
 from policies.choices import Role
+from policies.operations import Operation
 
 
 @composable
@@ -29,11 +32,11 @@ def do_withdraw(
     link = open_link(
         grounding_id,
         actor=actor,
-        roles=(Role.ACCESS_STEWARD, Role.CURATOR),
+        roles=WITHDRAW.roles,
         expected_revision=expected_revision,
         allow_retired=True,
     )
-    refuse_invalid(inputs.validate_group(inputs.WITHDRAWAL, withdrawal, pointer=""))
+    refuse_invalid(inputs.validate_group(inputs.of(WITHDRAW), withdrawal, pointer=""))
     record = Withdrawal.objects.create(
         link=link,
         grounding_revision=link.revision,
@@ -50,7 +53,7 @@ def do_withdraw(
     save_revision(link, actor=actor, reason=f"withdrawn: {record.reason}")
     audit.record(
         actor=actor,
-        action="withdraw",
+        action=WITHDRAW.action,
         grounding_id=link.grounding_id,
         dimension=link.dimension,
         expected_revision=expected_revision,
@@ -60,4 +63,17 @@ def do_withdraw(
     return record
 
 
-withdraw = public_entry("withdraw", do_withdraw, context=refusal_context)
+WITHDRAW = Operation(
+    "withdraw",
+    body=do_withdraw,
+    input=bodies.WithdrawalSerializer,
+    output="grounding.api.serializers.WithdrawalResultSerializer",
+    roles=(Role.ACCESS_STEWARD, Role.CURATOR),
+    refusals=OPEN_LINK_REFUSALS,
+    success=(201,),
+    headers=("ETag",),
+    conditional=True,
+    summary="Withdraw the link from positive display under a recorded decision",
+    context=refusal_context,
+)
+withdraw = WITHDRAW.entry

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import django_filters
 from django.db.models import QuerySet
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from policies.audit import events_visible_to
+from policies.audit import STEWARD_ROLES, events_visible_to
 from policies.choices import AuditOutcome
 from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
-from policies.web.openapi import api_operation
+from policies.operations import Operation, Param
 from policies.web.pagination import CursorPagination
 from policies.web.views import ApiView
 
@@ -82,27 +80,34 @@ class AuditCursorPagination(CursorPagination):
     max_page_size = 200
 
 
+READ_AUDIT_EVENTS = Operation(
+    "read_audit_events",
+    output=AuditEventSerializer,
+    many=True,
+    roles=STEWARD_ROLES,
+    # A filter or page_size that does not parse; a cursor that names no position;
+    # a caller who stewards no Dimension.
+    refusals=("validation_error", "not_found", "role_required"),
+    query=(
+        Param("grounding_id", {"type": "string", "format": "uuid"}),
+        Param("link", {"type": "string", "format": "uuid"}, description="Same as grounding_id."),
+        Param("actor", description='"user:alice" or "alice".'),
+        Param("outcome", {"type": "string", "enum": sorted(AuditOutcome.values)}),
+        Param("action"),
+        Param("code"),
+        Param("dimension"),
+    ),
+    summary="Audit events (stewards; read-only)",
+    operation_id="audit_events_list",
+    tags=("audit",),
+)
+
+
 class AuditEventListView(ApiView):
     filterset_class = AuditEventFilter
     pagination_class = AuditCursorPagination
+    operation = READ_AUDIT_EVENTS
 
-    @api_operation(
-        summary="Audit events (stewards; read-only)",
-        operation_id="audit_events_list",
-        responses={200: AuditEventSerializer(many=True)},
-        errors=(400, 404),
-        parameters=[
-            OpenApiParameter("grounding_id", OpenApiTypes.UUID, required=False),
-            OpenApiParameter(
-                "link", OpenApiTypes.UUID, required=False, description="Same as grounding_id."
-            ),
-            OpenApiParameter("actor", str, required=False, description='"user:alice" or "alice".'),
-            OpenApiParameter("outcome", str, enum=AuditOutcome.values, required=False),
-            *(OpenApiParameter(name, str, required=False) for name in ("action", "code")),
-            OpenApiParameter("dimension", str, required=False),
-        ],
-        tags=["audit"],
-    )
     def get(self, request: Request) -> Response:
         queryset = events_visible_to(request.user)
         filterset = self.filterset_class(request.query_params, queryset=queryset)

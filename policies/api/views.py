@@ -1,32 +1,60 @@
-"""Policy endpoints: thin views over policies.governance (via governance_api)."""
+"""Policy endpoints: thin views over policies.governance (via governance_api), each
+serving an operation declared there (writes) or here (reads)."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from policies import governance, governance_api, services
+from policies import governance_api, services
 from policies.api.serializers import (
     DECISION_EXAMPLE,
-    DecisionInputSerializer,
     DecisionSerializer,
-    DimensionInputSerializer,
     DimensionSerializer,
-    ProfileInputSerializer,
     ProfileSerializer,
 )
-from policies.web.openapi import api_operation
+from policies.governance_api import (
+    CREATE_DIMENSION,
+    CREATE_PROFILE,
+    DECISION_READERS,
+    DIMENSION_SCOPE,
+    PUBLISH_PROFILE,
+    RECORD_DISCLOSURE_DECISION,
+    REVOKE_DISCLOSURE_DECISION,
+)
+from policies.operations import Operation
 from policies.web.views import ApiView
 
-# The same ref may name a resource in several of the caller's Dimensions.
-DIMENSION_SCOPE = OpenApiParameter(
-    "dimension",
-    str,
-    required=False,
-    description="The Dimension whose resource the ref names; needed only when the ref "
-    "names one in several of your Dimensions (else 400 dimension_required).",
+READ_DECISIONS = Operation(
+    "read_disclosure_decision",
+    output=DecisionSerializer,
+    many=True,
+    roles=DECISION_READERS,
+    summary="Disclosure decisions of the Dimensions you steward",
+    operation_id="disclosure_decisions_list",
+)
+READ_DECISION = Operation(
+    "read_disclosure_decision",
+    output=DecisionSerializer,
+    roles=DECISION_READERS,
+    refusals=("not_found", "dimension_required", "role_required"),
+    query=(DIMENSION_SCOPE,),
+    summary="A disclosure decision, by decision_ref (within its Dimension) or id",
+    operation_id="disclosure_decisions_read",
+)
+READ_DIMENSIONS = Operation(
+    "read_dimensions",
+    output=DimensionSerializer,
+    many=True,
+    summary="Dimensions you hold a role in",
+)
+READ_PROFILES = Operation(
+    "read_profiles",
+    output=ProfileSerializer,
+    many=True,
+    refusals=("role_required",),
+    summary="Adoption profiles: the shared ones and your Dimensions' own",
 )
 
 
@@ -35,128 +63,84 @@ def _scope(request: Request) -> str | None:
 
 
 class DecisionListView(ApiView):
-    @api_operation(
-        summary="Disclosure decisions of the Dimensions you steward",
-        operation_id="disclosure_decisions_list",
-        responses={200: DecisionSerializer(many=True)},
-    )
+    operations = {"get": READ_DECISIONS, "post": RECORD_DISCLOSURE_DECISION}
+    examples = {"post": [DECISION_EXAMPLE]}
+
     def get(self, request: Request) -> Response:
         decisions = governance_api.decisions_for(request.user)
         return Response(DecisionSerializer(decisions, many=True).data)
 
-    @api_operation(
-        summary="Record a disclosure decision (access_steward of the Dimension)",
-        request=DecisionInputSerializer,
-        responses={201: DecisionSerializer},
-        examples=[DECISION_EXAMPLE],
-        errors=(409,),
-    )
     def post(self, request: Request) -> Response:
-        values = self.validated(DecisionInputSerializer)
-        dimension = governance_api.get_dimension(values.pop("dimension"), actor=request.user)
-        return self.answer(
-            lambda: governance.record_disclosure_decision(
-                actor=request.user, dimension=dimension, values=values
-            ),
+        return self.perform(
             lambda decision: Response(
                 DecisionSerializer(decision).data, status=status.HTTP_201_CREATED
             ),
+            values=self.validated(),
         )
 
 
 class DecisionDetailView(ApiView):
-    @api_operation(
-        summary="A disclosure decision, by decision_ref (within its Dimension) or id",
-        operation_id="disclosure_decisions_read",
-        responses={200: DecisionSerializer},
-        errors=(400, 404),
-        parameters=[DIMENSION_SCOPE],
-    )
+    operations = {"get": READ_DECISION, "delete": REVOKE_DISCLOSURE_DECISION}
+
     def get(self, request: Request, key: str) -> Response:
         decision = governance_api.get_decision(
             actor=request.user, key=key, dimension=_scope(request)
         )
         return Response(DecisionSerializer(decision).data)
 
-    @api_operation(
-        summary="Revoke a disclosure decision",
-        responses={204: None},
-        errors=(400, 404, 409),
-        parameters=[OpenApiParameter("reason", str, required=False), DIMENSION_SCOPE],
-    )
     def delete(self, request: Request, key: str) -> Response:
         reason = request.query_params.get("reason", "")[:1000]
-        return self.answer(
-            lambda: governance_api.revoke_decision(
-                actor=request.user, key=key, reason=reason, dimension=_scope(request)
-            ),
+        return self.perform(
             lambda _: Response(status=status.HTTP_204_NO_CONTENT),
+            key=key,
+            reason=reason,
+            dimension=_scope(request),
         )
 
 
 class DimensionListView(ApiView):
-    @api_operation(
-        summary="Dimensions you hold a role in",
-        responses={200: DimensionSerializer(many=True)},
-    )
+    operations = {"get": READ_DIMENSIONS, "post": CREATE_DIMENSION}
+
     def get(self, request: Request) -> Response:
         return Response(
             DimensionSerializer(governance_api.dimensions_for(request.user), many=True).data
         )
 
-    @api_operation(
-        summary="Create a Dimension (operators: superusers); anyone else 403 operator_required",
-        request=DimensionInputSerializer,
-        responses={201: DimensionSerializer},
-    )
     def post(self, request: Request) -> Response:
         # Before the body is read: whatever the name, a non-operator learns nothing.
         services.require_operator(request.user)
-        values = self.validated(DimensionInputSerializer)
-        return self.answer(
-            lambda: governance_api.create_dimension(actor=request.user, values=values),
+        values = self.validated()
+        return self.perform(
             lambda dimension: Response(
                 DimensionSerializer(dimension).data, status=status.HTTP_201_CREATED
             ),
+            values=values,
         )
 
 
 class ProfileListView(ApiView):
-    @api_operation(
-        summary="Adoption profiles: the shared ones and your Dimensions' own",
-        responses={200: ProfileSerializer(many=True)},
-    )
+    operations = {"get": READ_PROFILES, "post": CREATE_PROFILE}
+
     def get(self, request: Request) -> Response:
         governance_api.require_any_role(request.user)
         profiles = governance_api.profiles_for(request.user)
         return Response(ProfileSerializer(profiles, many=True).data)
 
-    @api_operation(
-        summary="Draft a profile of a Dimension (its steward) or a shared one (operators)",
-        request=ProfileInputSerializer,
-        responses={201: ProfileSerializer},
-    )
     def post(self, request: Request) -> Response:
-        values = self.validated(ProfileInputSerializer)
-        return self.answer(
-            lambda: governance_api.create_profile(actor=request.user, values=values),
+        return self.perform(
             lambda profile: Response(
                 ProfileSerializer(profile).data, status=status.HTTP_201_CREATED
             ),
+            values=self.validated(),
         )
 
 
 class ProfilePublishView(ApiView):
-    @api_operation(
-        summary="Publish (pin) a draft profile (its Dimension's steward; shared: operators)",
-        responses={200: ProfileSerializer},
-        errors=(400, 404, 409),
-        parameters=[DIMENSION_SCOPE],
-    )
+    operation = PUBLISH_PROFILE
+
     def post(self, request: Request, ref: str) -> Response:
-        return self.answer(
-            lambda: governance_api.publish_profile(
-                actor=request.user, ref=ref, dimension=_scope(request)
-            ),
+        return self.perform(
             lambda profile: Response(ProfileSerializer(profile).data),
+            ref=ref,
+            dimension=_scope(request),
         )

@@ -49,7 +49,8 @@ def pointer_join(base: str, *parts: str | int) -> str:
 
 
 # HTTP status for each stable refusal code. The API's exception handler reads this;
-# a code not listed here is a 409 (the request conflicts with the record's state).
+# a code not listed here is a 409 (the request conflicts with the record's state), but
+# every code an operation declares must be listed (policies.operations.Operation).
 STATUS_BY_CODE: dict[str, int] = {
     "validation_error": 400,
     "body_too_deep": 400,
@@ -78,6 +79,16 @@ STATUS_BY_CODE: dict[str, int] = {
     "master_ref_conflict": 409,
     "integrity_conflict": 409,
     "change_conflict": 409,
+    "assessment_duplicate": 409,
+    "anchor_input_mismatch": 409,
+    "anchor_text_unavailable": 409,
+    "no_change": 409,
+    "evidence_set_exists": 409,
+    "member_exists": 409,
+    "not_a_member": 409,
+    "decision_exists": 409,
+    "decision_revoked": 409,
+    "profile_not_draft": 409,
     "export_unrepresentable": 422,
     # Idempotency keys (policies.web.idempotency, API.md "Retries and idempotency").
     "invalid_idempotency_key": 400,

@@ -2,18 +2,26 @@
 
 DRF falls back to the default page size for a page_size it cannot read; here such a
 value is refused (400 validation_error), so what the OpenAPI description says of
-page_size (an integer ≥ 1) is what the server enforces. Above the maximum it is capped.
+page_size (an integer ≥ 1) is what the server enforces. Above the maximum it is
+capped, however many digits it has.
+A cursor whose position the ordering's column cannot read is 404 not_found, like one
+that does not decode (DRF let the column's ValidationError through: a 400).
 """
 
 from __future__ import annotations
 
 import re
 
+from django.core.exceptions import ValidationError
 from rest_framework import pagination
+from rest_framework.exceptions import NotFound
 
 from policies.kernel.refusals import Offender, Refusal
 
-_PAGE_SIZE = re.compile(r"[1-9][0-9]{0,17}")
+_PAGE_SIZE = re.compile(r"[1-9][0-9]*")
+# Longer than this, a page size is above any maximum: capped without parsing it (int()
+# refuses more than 4,300 digits, and DRF would then fall back to the default).
+_DIGITS = 18
 
 
 def reversed_ordering(ordering: tuple[str, ...]) -> tuple[str, ...]:
@@ -41,7 +49,15 @@ class CursorPagination(pagination.CursorPagination):
                     )
                 ],
             )
+        if raw is not None and len(raw) > _DIGITS:
+            return self.max_page_size
         return super().get_page_size(request)
+
+    def paginate_queryset(self, queryset, request, view=None):
+        try:
+            return super().paginate_queryset(queryset, request, view)
+        except ValidationError as exc:  # only the position's lookup raises it here
+            raise NotFound(self.invalid_cursor_message) from exc
 
     def get_schema_operation_parameters(self, view) -> list[dict]:
         parameters = super().get_schema_operation_parameters(view)

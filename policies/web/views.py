@@ -7,15 +7,24 @@ reader sees depends on their roles and disclosure decisions. Conditional request
 (ETag, If-Match) are grounding's, layered on top for link and evidence-set views
 (`grounding.api.conditional.ConditionalMixin`).
 
-A write (POST, PATCH, DELETE) answers through `answer(write, render)`: its answer is
-rendered inside the write's transaction and, with an `Idempotency-Key`, stored there
-and replayed to a retry (`policies.web.idempotency`).
+Each handler serves one declared operation (`policies.operations.Operation`):
+`operation = X` for a view with one handler, `operations = {"get": X, "post": Y}`
+otherwise. Its OpenAPI description is derived from the declaration when the class is
+made (policies.web.operation_schema; `examples` adds request examples), the audit
+action of a refused request is the declaration's (policies.web.refusal_audit), and
+every answer is checked against the statuses and codes it declares
+(policies.web.operations.check_answer).
+
+A write (POST, PATCH, DELETE) answers through `answer(write, render)`, or
+`perform(render, **arguments)` which calls the operation's entry with the caller as
+actor: its answer is rendered inside the write's transaction and, with an
+`Idempotency-Key`, stored there and replayed to a retry (`policies.web.idempotency`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from django.utils.cache import patch_vary_headers
 from rest_framework.exceptions import ValidationError
@@ -25,8 +34,11 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
+from policies.operations import Operation
 from policies.reader import Reader, reader_for
 from policies.web.idempotency import WRITE_METHODS, Renderer, Replayed, WriteScope
+from policies.web.operation_schema import declare_schema, input_serializer
+from policies.web.operations import check_answer, operation_of
 from policies.web.parsers import LimitedJSONParser
 
 CREDENTIAL_HEADERS = ("Authorization", "Cookie")
@@ -37,14 +49,34 @@ class ApiView(APIView):
     parser_classes = [LimitedJSONParser]
     renderer_classes = [JSONRenderer]
 
+    # The operation of the view's one handler, or of each handler by name.
+    operation: ClassVar[Operation | None] = None
+    operations: ClassVar[dict[str, Operation]] = {}
+    # Request examples for the OpenAPI description (a list, or lists by handler name).
+    examples: ClassVar[Any] = ()
+
     write_scope: WriteScope | None = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declare_schema(cls)
+
+    @property
+    def served(self) -> Operation:
+        """The operation this request's handler serves."""
+        operation = operation_of(type(self), self.request.method or "")
+        assert operation is not None, f"{type(self).__name__} declares no operation for it"
+        return operation
+
     def initial(self, request, *args, **kwargs) -> None:
+        # Who asks, before what they accept (DRF negotiates first): a 406 is then
+        # audited with its actor, and no unauthenticated request writes an audit event
+        # by its Accept header (it is 401, which is not audited).
+        self.perform_authentication(request)
         super().initial(request, *args, **kwargs)
-        # A method this view does not handle is refused 405 by dispatch, before any
-        # Idempotency-Key is looked at (a key reused on it is no reuse).
         if request.method in WRITE_METHODS and hasattr(self, request.method.lower()):
-            # After authentication: keys are the caller's.
+            # After authentication: keys are the caller's. (A method the view does not
+            # have is 405, whatever its Idempotency-Key.)
             self.write_scope = WriteScope.of(request)
 
     def answer(self, write: Callable[[], Any], render: Renderer) -> Response:
@@ -52,6 +84,13 @@ class ApiView(APIView):
         write's last transaction returned, inside that transaction."""
         assert self.write_scope is not None, "answer() is for POST, PATCH and DELETE"
         return self.write_scope.answer(write, render)
+
+    def perform(self, render: Renderer, **arguments: Any) -> Response:
+        """`answer` of the served operation's entry (or composite), called with the
+        request's user as actor and `arguments`."""
+        operation = self.served
+        call = operation.run or operation.entry
+        return self.answer(lambda: call(actor=self.request.user, **arguments), render)
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, Replayed):
@@ -62,9 +101,12 @@ class ApiView(APIView):
         """Who is reading: the request's one reader (roles and decisions cached)."""
         return reader_for(self.request)
 
-    def validated(self, serializer_class: type[Serializer]) -> dict[str, Any]:
-        """The body as its serializer validates it; else 400 validation_error with an
-        offender per error (rendered by the problem handler)."""
+    def validated(self, serializer_class: type[Serializer] | None = None) -> dict[str, Any]:
+        """The body as its serializer (by default the served operation's `input`)
+        validates it; else 400 validation_error with an offender per error (rendered by
+        the problem handler)."""
+        serializer_class = serializer_class or input_serializer(self.served)
+        assert serializer_class is not None, "the served operation declares no input"
         serializer = serializer_class(data=self.request.data)
         if not serializer.is_valid():
             raise ValidationError(serializer.errors)
@@ -73,4 +115,10 @@ class ApiView(APIView):
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
         patch_vary_headers(response, CREDENTIAL_HEADERS)
+        operation = operation_of(type(self), request.method or "")
+        if operation is not None:
+            data = getattr(response, "data", None)
+            refused = response.status_code >= 400 and isinstance(data, dict)
+            code = data.get("code") if refused else None
+            check_answer(operation, request.method, response.status_code, code)
         return response

@@ -31,4 +31,7 @@ def test_a_page_size_that_is_not_a_positive_integer_is_refused(world, role, path
 def test_a_large_page_size_is_capped_and_an_unreadable_cursor_is_not_found(world, link, role, path):
     client = client_for(getattr(world, role))
     assert client.get(path, {"page_size": "5000"}).status_code == 200
+    # Any positive integer, as the schema says, however long (#26: 19 digits were 400).
+    for huge in ("9" * 19, "9" * 5000):
+        assert client.get(path, {"page_size": huge}).status_code == 200
     problem(client.get(path, {"cursor": "not-a-cursor"}), 404, "not_found")

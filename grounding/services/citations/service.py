@@ -45,6 +45,7 @@ from typing import Any
 from django.db import IntegrityError
 
 from evidence.models import Passage
+from grounding import bodies
 from grounding.bodies import BULK_MAX_ITEMS
 from grounding.citations import anthropic, crw_extract, crw_search, gemini, openai
 from grounding.models import GroundingLink
@@ -53,13 +54,14 @@ from grounding.services._common import refusal_context, refuse_invalid
 from grounding.services.anchoring import do_record_anchor_observation
 from grounding.services.citations.plan import plan as plan_citation
 from grounding.services.citations.report import build_report, remap
-from grounding.services.register import do_register_many
+from grounding.services.register import REGISTER_REFUSALS, do_register_many
 from policies import audit
-from policies.actions import composable, public_entry
+from policies.actions import composable
 from policies.choices import Role
 from policies.kernel.refusals import Offender, Refusal, pointer_join
 from policies.memberships import memberships
 from policies.models import Dimension, Profile
+from policies.operations import Operation
 from policies.services import (
     require_active,
     require_published,
@@ -143,7 +145,7 @@ def do_register_from_citations(*, actor, request: Any, dimension: str | None) ->
     if dim is not None and profile is not None:
         # Role and policy come before any detail of the payload is judged.
         require_active(dim)
-        require_role(actor, dim, Role.CURATOR)
+        require_role(actor, dim, *REGISTER_FROM_CITATIONS.roles)
         require_published(profile)
     refuse_invalid(offenders)
 
@@ -210,7 +212,7 @@ def do_register_from_citations(*, actor, request: Any, dimension: str | None) ->
     report = build_report(request, plans, created=len(new), dimension=dim)
     audit.record(
         actor=actor,
-        action="register_from_citations",
+        action=REGISTER_FROM_CITATIONS.action,
         dimension=dim,
         references={
             "request_sha256": report["request_sha256"],
@@ -222,9 +224,27 @@ def do_register_from_citations(*, actor, request: Any, dimension: str | None) ->
     return report, bool(new)
 
 
-_register = public_entry(
-    "register_from_citations", do_register_from_citations, context=refusal_context
+REGISTER_FROM_CITATIONS = Operation(
+    "register_from_citations",
+    body=do_register_from_citations,
+    run=register_from_citations,
+    input=bodies.FromCitationsRequestSerializer,
+    output="grounding.api.serializers_citations.FromCitationsReportSerializer",
+    roles=(Role.CURATOR,),
+    refusals=REGISTER_REFUSALS,
+    success=(200, 201),
+    summary="Register candidate links from a provider's citations",
+    description=(
+        "Body: dimension, profile, answer_revision_ref, format "
+        "(anthropic-messages | openai-responses | gemini-generate-content | crw-extract | "
+        "crw-search), payload (the provider's response "
+        "object as returned) and passages (document key ⇒ {passage_id} or an "
+        "external binding). 201 when links were created, 200 on a replay."
+    ),
+    operation_id="groundings_from_citations",
+    context=refusal_context,
 )
+_register = REGISTER_FROM_CITATIONS.entry
 
 
 # -- the request
