@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import quote
 
 import jsonschema_rs
+from django.urls import Resolver404, resolve
 
 JSON_MEDIA = re.compile(r"^application/([a-z.+-]+\+)?json$")
 # Keywords that make an object's members someone else's business: left open.
@@ -107,8 +108,15 @@ class StrictSchema:
         self.operations.sort(key=lambda op: (op.template.count("{"), op.template))
 
     def operation(self, method: str, path: str) -> Operation | None:
+        """The operation of the route Django serves this path with (a greedy `path`
+        converter may take a URL the templates would give another route), else None."""
+        try:
+            route = resolve(path).route
+        except Resolver404:
+            return None
+        template = "/" + re.sub(r"<(?:[^:>]+:)?([^>]+)>", r"{\1}", route)
         for op in self.operations:
-            if op.method == method.lower() and op.pattern.match(path):
+            if op.method == method.lower() and op.template == template:
                 return op
         return None
 
