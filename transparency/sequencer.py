@@ -264,4 +264,9 @@ def run_forever(interval: float = 0.2, stop: threading.Event | None = None) -> N
         except TreeMismatch:
             logger.exception("the log's tree disagrees with its signed root; not signing")
             stop.wait(5)
+        except Exception:  # the database restarting, a failover: try again
+            logger.exception("the sequencer failed; retrying")
+            connections.close_all()
+            stop.wait(1)
         stop.wait(interval)
+    connections.close_all()
