@@ -110,8 +110,11 @@ def _connect_savers() -> None:
         if created and not raw and sender._meta.db_table in tables.committed():
             written.note(using, sender._meta.db_table, [instance.pk])
 
-    post_create_historical_record.connect(history_saved, dispatch_uid="transparency.history")
-    post_save.connect(record_saved, dispatch_uid="transparency.records")
+    # Strong references: the receivers are closures, a weak one would be collected.
+    post_create_historical_record.connect(
+        history_saved, weak=False, dispatch_uid="transparency.history"
+    )
+    post_save.connect(record_saved, weak=False, dispatch_uid="transparency.records")
 
 
 def _dimension_saved(sender, instance: Dimension, created: bool, raw: bool = False, **kwargs):
