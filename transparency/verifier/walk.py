@@ -55,8 +55,7 @@ def verify(
     earlier = _earlier(report, key, since, dimension)
     checkpoints = _checkpoints(report, key, log, using)
     roots_wanted = dict(checkpoints)
-    if earlier is not None and earlier.size <= log.size:
-        roots_wanted.setdefault(earlier.size, earlier.root)
+    earlier_size = earlier.size if earlier is not None else None
     stack = RootStack()
     level0: list[bytes] = []
     disposals: set[str] = set()
@@ -83,8 +82,18 @@ def verify(
                     c["row"] for c in row["commitments"] if c["table"] == "grounding_disposal"
                 )
             stack.push(digest)
-            level0.append(digest)
+            # Above a leaf whose node disagrees, the stored nodes are not judged again.
+            level0.append(digest if node_hash is not None and digest == bytes(node_hash) else b"")
             report.leaves += 1
+            if stack.size == earlier_size and stack.root() != earlier.root:
+                report.problems.append(
+                    Problem(
+                        Finding.CONSISTENCY,
+                        f"the first {stack.size} leaves do not hash to the earlier checkpoint's "
+                        "root: the log was rewritten since (at or before this index)",
+                        index=stack.size - 1,
+                    )
+                )
             if stack.size in roots_wanted and stack.root() != roots_wanted[stack.size]:
                 report.problems.append(
                     Problem(
