@@ -14,8 +14,6 @@ import base64
 import uuid
 from typing import Any
 
-from django.db import router
-
 from policies.kernel.refusals import Offender, Refusal
 from policies.memberships import memberships
 from transparency import merkle, notes, sequencer
@@ -55,7 +53,9 @@ def log_for(actor, name: Any) -> Log:
 
 
 def log_of(dimension_id: int) -> Log:
-    """The log of a Dimension the caller was already found a member of."""
+    """The log of a Dimension the caller was already found a member of. Its leaf,
+    nodes and checkpoints are then read where it was (`log._state.db`): a replica
+    shows them as the sequencer committed them, together."""
     return Log.objects.select_related("dimension").get(dimension_id=dimension_id)
 
 
@@ -88,7 +88,8 @@ def checkpoint(log: Log) -> str:
 def checkpoint_of_size(log: Log, size: int) -> str | None:
     if size == log.size:
         return checkpoint(log)
-    return Checkpoint.objects.filter(log=log, size=size).values_list("note", flat=True).first()
+    notes_of = Checkpoint.objects.using(log._state.db).filter(log=log, size=size)
+    return notes_of.values_list("note", flat=True).first()
 
 
 def entries(log: Log, start: int, end: int | None) -> dict:
@@ -101,7 +102,11 @@ def entries(log: Log, start: int, end: int | None) -> dict:
         raise _bad("end", "inconsistent", "end must not be below start.")
     if end - start > ENTRIES_MAX:
         raise _bad("end", "range", f"at most {ENTRIES_MAX} entries per page.")
-    rows = Leaf.objects.filter(log=log, index__gte=start, index__lt=end).order_by("index")
+    rows = (
+        Leaf.objects.using(log._state.db)
+        .filter(log=log, index__gte=start, index__lt=end)
+        .order_by("index")
+    )
     return {
         "entries": [
             {"index": i, "leaf": b64(data), "leaf_hash": b64(digest)}
@@ -112,7 +117,7 @@ def entries(log: Log, start: int, end: int | None) -> dict:
 
 def inclusion_hashes(log: Log, index: int, tree_size: int) -> list[bytes]:
     ranges = merkle.inclusion_ranges(index, tree_size)
-    nodes = sequencer.read_nodes(router.db_for_read(Leaf), log.pk, merkle.nodes_for(ranges))
+    nodes = sequencer.read_nodes(log._state.db, log.pk, merkle.nodes_for(ranges))
     return [merkle.range_hash(lo, hi, nodes) for lo, hi in ranges]
 
 
@@ -137,7 +142,7 @@ def consistency(log: Log, first: int, second: int | None) -> dict:
     if first > second:
         raise _bad("first", "inconsistent", "first must not exceed second.")
     ranges = merkle.consistency_ranges(first, second)
-    nodes = sequencer.read_nodes(router.db_for_read(Leaf), log.pk, merkle.nodes_for(ranges))
+    nodes = sequencer.read_nodes(log._state.db, log.pk, merkle.nodes_for(ranges))
     return {
         "first": first,
         "second": second,
@@ -146,19 +151,19 @@ def consistency(log: Log, first: int, second: int | None) -> dict:
     }
 
 
-def revision_leaf(grounding_id: uuid.UUID, revision: int) -> Leaf | None:
+def revision_leaf(log: Log, grounding_id: uuid.UUID, revision: int) -> Leaf | None:
     """The sequenced leaf of the write that made this revision of the link."""
     leaf = (
-        Leaf.objects.filter(grounding_id=grounding_id, revision=revision, index__isnull=False)
+        Leaf.objects.using(log._state.db)
+        .filter(grounding_id=grounding_id, revision=revision, index__lt=log.size)
         .order_by("index")
         .last()
     )
     if leaf is not None:
         return leaf
     extra = (
-        LeafRevision.objects.filter(
-            grounding_id=grounding_id, revision=revision, leaf__index__isnull=False
-        )
+        LeafRevision.objects.using(log._state.db)
+        .filter(grounding_id=grounding_id, revision=revision, leaf__index__lt=log.size)
         .select_related("leaf")
         .first()
     )

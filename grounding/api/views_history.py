@@ -93,10 +93,11 @@ class RevisionProofView(LinkView):
         link = get_link(grounding_id, actor=request.user)
         self.reader().require_member(link.dimension_id, "grounding link")
         # A disposed link's proofs stay valid: its leaves are never rewritten.
-        leaf = proofs.revision_leaf(link.grounding_id, revision)
+        log = proofs.log_of(link.dimension_id)
+        leaf = proofs.revision_leaf(log, link.grounding_id, revision)
         if leaf is None:
             raise Refusal("not_found", "no sequenced leaf of the log records this revision (yet).")
-        return Response(proofs.revision_proof(proofs.log_of(link.dimension_id), leaf))
+        return Response(proofs.revision_proof(log, leaf))
 
 
 class ProjectionView(LinkView):

@@ -4,6 +4,7 @@ Defaults are safe for production (DEBUG off, no hosts allowed, a secret key is
 required); `make run` sets what local use needs.
 """
 
+import base64
 from datetime import timedelta
 from pathlib import Path
 
@@ -292,12 +293,21 @@ GROUNDING_AUDIT_LOG_PATH = env_str("GROUNDING_AUDIT_LOG_PATH", default="")
 # 32-byte seed) is the trust root: required when DEBUG is off (`make run` writes one
 # into .env; `manage.py log_signing_key` prints a new one).
 GROUNDING_LOG_ENABLED = env_bool("GROUNDING_LOG_ENABLED", default=True)
-GROUNDING_LOG_SIGNING_KEY = env_str("GROUNDING_LOG_SIGNING_KEY", default="")
+GROUNDING_LOG_SIGNING_KEY = env_str("GROUNDING_LOG_SIGNING_KEY", default="").strip()
 if GROUNDING_LOG_ENABLED and not GROUNDING_LOG_SIGNING_KEY and not DEBUG:
     raise ImproperlyConfigured(
         "GROUNDING_LOG_SIGNING_KEY is required when DJANGO_DEBUG is off (a base64 Ed25519 "
         "seed: `manage.py log_signing_key` prints one)."
     )
+if GROUNDING_LOG_SIGNING_KEY:
+    try:
+        _seed = base64.b64decode(GROUNDING_LOG_SIGNING_KEY, validate=True)
+    except ValueError:
+        _seed = b""
+    if len(_seed) != 32:
+        raise ImproperlyConfigured(
+            "GROUNDING_LOG_SIGNING_KEY must be a 32-byte Ed25519 seed in base64."
+        )
 # The host in the checkpoints' origin lines (<host>/grounding/<dimension>) and key name.
 GROUNDING_LOG_HOST = env_str("GROUNDING_LOG_HOST", default="localhost")
 # Who integrates leaves: "inline" (a thread of each app process, after each commit;
