@@ -27,6 +27,7 @@ import argparse
 import base64
 import hashlib
 import json
+import ssl
 import sys
 import urllib.parse
 import urllib.request
@@ -131,8 +132,9 @@ def verify_consistency(first: int, second: int, proof: list[bytes], r1: bytes, r
 
 
 class Client:
-    def __init__(self, base: str, token: str | None) -> None:
+    def __init__(self, base: str, token: str | None, cafile: str | None = None) -> None:
         self.base, self.token = base.rstrip("/"), token
+        self.context = ssl.create_default_context(cafile=cafile) if cafile else None
 
     def get(self, path: str, **query) -> bytes:
         url = f"{self.base}{path}"
@@ -142,7 +144,7 @@ class Client:
         if self.token:
             request.add_header("Authorization", f"Token {self.token}")
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=30, context=self.context) as response:
                 return response.read()
         except urllib.error.HTTPError as exc:
             raise Failed(f"GET {path}: {exc.code} {exc.read()[:300]!r}") from exc
@@ -152,7 +154,7 @@ class Client:
 
 
 def run(args: argparse.Namespace) -> str:
-    client = Client(args.base, args.token)
+    client = Client(args.base, args.token, args.cafile)
     key = args.public_key or client.get("/api/v1/log/public-key").decode().strip()
     note = client.get("/api/v1/log/checkpoint", dimension=args.dimension).decode()
     origin, size, root = verify_signature(note, key)
@@ -205,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grounding-id", help="prove this link's revision instead")
     parser.add_argument("--revision", type=int, default=1)
     parser.add_argument("--since", help="a file holding an earlier signed checkpoint")
+    parser.add_argument("--cafile", help="CA certificates to trust for https (PEM)")
     args = parser.parse_args(argv)
     try:
         print("OK " + run(args))
