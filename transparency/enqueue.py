@@ -28,6 +28,7 @@ from django.conf import settings
 from django.db import connections, router, transaction
 from django.db.models.signals import post_save
 
+from policies import audit
 from policies.kernel import written
 from policies.models import AuditEvent, Dimension
 from transparency import queue_sql, tables
@@ -77,17 +78,23 @@ def enabled() -> bool:
 
 def install() -> None:
     """Hook the log into the write path (transparency.apps): at start-up, once."""
-    from policies import audit
 
     post_save.connect(_dimension_saved, sender=Dimension, dispatch_uid="transparency.log")
     _register_own_tables()
-    if not enabled():
-        written.enable(False)
-        audit.on_applied("transparency", lambda events: None)
-        return
-    written.enable(True)
-    _connect_savers()
-    audit.on_applied("transparency", on_applied)
+    switch(enabled())
+
+
+def switch(on: bool) -> None:
+    """Turn the log on or off in this process (start-up; the bench's log-off runs).
+    Off, the writers collect nothing and no leaf is queued."""
+    written.enable(on)
+    if on:
+        _connect_savers()
+    audit.on_applied("transparency", on_applied if on else _off)
+
+
+def _off(events: Sequence[AuditEvent]) -> None:
+    return None
 
 
 def _register_own_tables() -> None:
