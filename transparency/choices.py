@@ -25,3 +25,27 @@ class Finding(models.TextChoices):
     KEY = "key", "a commitment's key is not the row's"
     KEY_DESTROYED = "key_destroyed", "a key was destroyed without a disposal in the log"
     AUDIT = "audit", "an applied audit event of a logged write has no leaf"
+
+
+# The accepted writes the log records (issue #28): registration (one leaf per link of
+# a bulk), revision, assessment, anchor observation, withdrawal, disposal,
+# evidence-set membership, change fan-out, disclosure decisions, WSP import. Token,
+# role, profile and Dimension events and projections are not writes of the record.
+LOGGED_ACTIONS = frozenset(
+    {
+        "register",
+        "register_bulk",
+        "register_from_citations",
+        "revise",
+        "bind_assessment",
+        "record_anchor_observation",
+        "withdraw",
+        "dispose",
+        "create_evidence_set",
+        "change_evidence_set",
+        "notify_change",
+        "record_disclosure_decision",
+        "revoke_disclosure_decision",
+        "wsp_import",
+    }
+)

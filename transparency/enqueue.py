@@ -32,30 +32,8 @@ from policies import audit
 from policies.kernel import written
 from policies.models import AuditEvent, Dimension
 from transparency import queue_sql, tables
+from transparency.choices import LOGGED_ACTIONS
 from transparency.models import Leaf, LeafRevision, Log, RecordKey
-
-# The accepted writes the log records (issue #28): registration (one leaf per link of
-# a bulk), revision, assessment, anchor observation, withdrawal, disposal,
-# evidence-set membership, change fan-out, disclosure decisions, WSP import. Token,
-# role, profile and Dimension events and projections are not writes of the record.
-LOGGED_ACTIONS = frozenset(
-    {
-        "register",
-        "register_bulk",
-        "register_from_citations",
-        "revise",
-        "bind_assessment",
-        "record_anchor_observation",
-        "withdraw",
-        "dispose",
-        "create_evidence_set",
-        "change_evidence_set",
-        "notify_change",
-        "record_disclosure_decision",
-        "revoke_disclosure_decision",
-        "wsp_import",
-    }
-)
 
 
 @dataclass(frozen=True)

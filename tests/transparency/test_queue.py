@@ -11,7 +11,7 @@ import pytest
 from policies.models import AuditEvent
 from tests import factories
 from transparency import merkle, sequencer
-from transparency.enqueue import LOGGED_ACTIONS
+from transparency.choices import LOGGED_ACTIONS
 from transparency.models import Checkpoint, Leaf, Log, Node, RecordKey
 from transparency.selectors import leaf_indexes
 

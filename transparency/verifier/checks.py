@@ -163,7 +163,7 @@ def check_destroyed_keys(report: Report, disposals: set[str]) -> None:
 
 def check_audit(report: Report, log: Log, using: str) -> None:
     from policies.models import AuditEvent
-    from transparency.enqueue import LOGGED_ACTIONS
+    from transparency.choices import LOGGED_ACTIONS
 
     first = Leaf.objects.using(using).filter(log=log).order_by("id").values_list("at", flat=True)
     start = first.first()
