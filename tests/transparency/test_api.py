@@ -189,3 +189,27 @@ def test_an_empty_log_has_a_signed_checkpoint_of_size_zero(world):
     response = client_for(world.curator).get(LOG + "checkpoint")
     note = parse_note(response.content.decode())
     assert (note.size, note.root) == (0, hashlib.sha256(b"").digest())
+
+
+def test_a_revision_an_evidence_set_made_is_proven_by_the_set_s_leaf(world, link):
+    services.create_evidence_set(
+        actor=world.curator,
+        values={
+            "evidence_set_ref": "urn:set:log",
+            "dimension": world.dimension.name,
+            "members": [{"grounding_id": str(link.pk), "membership_role": "premise"}],
+        },
+    )
+    sequencer.integrate()
+    body = client_for(world.curator).get(url(link.pk, "revisions/2/proof/")).json()
+    fields = json.loads(_b(body["leaf"]))
+    assert (fields["action"], fields["grounding_id"], fields["revision"]) == (
+        "create_evidence_set", None, 1,
+    )  # fmt: skip
+    tables = [c["table"] for c in fields["commitments"]]
+    assert "grounding_historicalgroundinglink" in tables
+    assert "grounding_historicalevidencesetmembership" in tables
+    note = parse_note(body["checkpoint"])
+    digest = hashlib.sha256(b"\x00" + _b(body["leaf"])).digest()
+    hashes = [_b(h) for h in body["hashes"]]
+    assert verify_inclusion(digest, body["index"], note.size, hashes, note.root)
