@@ -136,7 +136,6 @@ class RecordKey(models.Model):
                 name="record_key_live_unique",
             )
         ]
-        indexes = [models.Index(fields=["subject"], name="record_key_subject_idx")]
 
     def __str__(self) -> str:
         return self.subject

@@ -24,6 +24,8 @@ from transparency.models import Checkpoint, Leaf, LeafRevision, Log
 # At most this many entries per page.
 ENTRIES_MAX = 1000
 NO_SUCH_LOG = "no Dimension of that name has a log you can read."
+# A Dimension's name: its column's length.
+_NAME_MAX = 63
 # Query integers: ASCII digits, at most 18 of them (a bigint).
 _MAX_DIGITS = 18
 
@@ -36,9 +38,11 @@ def log_for(actor, name: Any) -> Log:
     """The log of the Dimension `name` among those where `actor` holds a role; with no
     name, of the one Dimension where the actor holds a role (several: 400
     dimension_required, as every route with ?dimension= answers)."""
+    if name is not None and not (isinstance(name, str) and 0 < len(name) <= _NAME_MAX):
+        raise _bad("dimension", "length", f"dimension is 1 to {_NAME_MAX} characters.")
     held = memberships(actor)
     mine = {pk: held.dimensions[pk].name for pk, roles in held.roles.items() if roles}
-    if name is None or name == "":
+    if name is None:
         if len(mine) > 1:
             raise Refusal(
                 "dimension_required",

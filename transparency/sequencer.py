@@ -70,6 +70,8 @@ def integrate_log(log_id: int, *, using: str, wait: bool = True, batch: int = BA
     with transaction.atomic(using=using):
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
+                # Batches are estimated costly enough for JIT compilation: seconds lost.
+                cursor.execute("SET LOCAL jit = off")
                 function = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
                 cursor.execute(f"SELECT {function}(%s, %s)", [LOCK_NAMESPACE, log_id])
                 if not wait and not cursor.fetchone()[0]:

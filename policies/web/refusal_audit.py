@@ -57,6 +57,12 @@ ACTIONS: dict[tuple[str, str], str] = {
     ("grounding_api:link-detail", "GET"): "read",
     ("grounding_api:link-revisions", "GET"): "read",
     ("grounding_api:link-revision", "GET"): "read",
+    ("grounding_api:link-revision-proof", "GET"): "read",
+    # The transparency log's reads (docs/transparency.md).
+    ("transparency_api:log-checkpoint", "GET"): "read_log",
+    ("transparency_api:log-entries", "GET"): "read_log",
+    ("transparency_api:log-inclusion", "GET"): "read_log",
+    ("transparency_api:log-consistency", "GET"): "read_log",
     ("grounding_api:evidence-set-detail", "GET"): "read_evidence_set",
     ("evidence:passage-list", "GET"): "read_passage",
     ("evidence:passage-detail", "GET"): "read_passage",

@@ -166,11 +166,13 @@ def test_another_dimension_s_log_is_not_found_as_an_unknown_one(world, logged):
         ("entries", {"start": "5"}, "/start", "range"),
         ("entries", {"start": "0", "end": "9"}, "/end", "range"),
         ("entries", {"start": "3", "end": "1"}, "/end", "inconsistent"),
+        ("checkpoint", {"dimension": ""}, "/dimension", "length"),
+        ("entries", {"dimension": "x" * 64}, "/dimension", "length"),
     ],
 )
 def test_bad_sizes_are_400_naming_the_parameter(world, logged, path, query, pointer, code):
     response = client_for(world.curator).get(
-        LOG + path, {"dimension": world.dimension.name, **query}
+        LOG + path, {"dimension": world.dimension.name} | query
     )
     body = problem(response, 400, "validation_error")
     assert [(o["pointer"], o["code"]) for o in body["offenders"]] == [(pointer, code)]
