@@ -25,9 +25,24 @@ class Log(models.Model):
         return f"log of {self.dimension_id} at {self.size}"
 
 
+class PendingWrite(models.Model):
+    """An accepted write waiting for the sequencer: its applied events, in order, and
+    the committed rows it stored, by table. Written in the write's own transaction
+    (one small row, whatever the write's size); the sequencer turns it into one leaf
+    per event and deletes it."""
+
+    id = models.BigAutoField(primary_key=True)
+    events = models.JSONField(help_text="The applied audit events' ids, in order.")
+    rows = models.JSONField(help_text="{table: [primary keys]} of the rows it stored.")
+    created_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"pending write {self.pk}"
+
+
 class Leaf(models.Model):
-    """One accepted write. Queued by the write (no index), then given its index, exact
-    bytes and hash by the sequencer, in queue order among committed leaves."""
+    """One accepted write's leaf, as the sequencer integrated it: its index, exact bytes
+    and hash, and the commitments (with the keys they were made with)."""
 
     id = models.BigAutoField(primary_key=True)
     log = models.ForeignKey(Log, on_delete=models.PROTECT, related_name="leaves")
@@ -53,13 +68,7 @@ class Leaf(models.Model):
                 name="leaf_index_unique_per_log",
             )
         ]
-        indexes = [
-            # The sequencer's queue: a log's leaves without an index, in queue order.
-            models.Index(
-                fields=["log", "id"], condition=models.Q(index__isnull=True), name="leaf_queue_idx"
-            ),
-            models.Index(fields=["grounding_id", "revision"], name="leaf_revision_idx"),
-        ]
+        indexes = [models.Index(fields=["grounding_id", "revision"], name="leaf_revision_idx")]
 
     def __str__(self) -> str:
         return f"{self.action} at {self.index}"

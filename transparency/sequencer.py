@@ -1,127 +1,221 @@
-"""The sequencer: committed pending leaves get their index, the tree grows, and a
-checkpoint is signed (the Trillian design).
+"""The sequencer: committed pending writes become leaves, the trees grow, and
+checkpoints are signed (the Trillian design).
 
-Writes queue leaves without an index in their own transaction and go on: no write
-waits for another's log work. One sequencer at a time per log (a PostgreSQL
-advisory lock on the log, and the log row locked FOR UPDATE everywhere) takes the
-committed pending leaves in queue order, gives them the next indexes, writes their
-exact bytes and hashes, the new perfect subtrees of the tree and the new root, and
-signs a checkpoint, in one transaction. Before it signs, the stored right edge of
-the tree must hash to the root of the last checkpoint it signed: a checkpoint
-inconsistent with an earlier one is never signed.
+Writes queue a pending write in their own transaction and go on: no write waits for
+another's log work. One sequencer at a time (a PostgreSQL advisory lock; elsewhere
+the database's write lock, taken first) takes the committed pending writes in queue
+order, computes their commitments (`transparency.commitments`), makes one leaf per
+event with the next index of its Dimension's log, stores the leaves and the new
+perfect subtrees, signs a checkpoint per log that grew and deletes the pending
+writes, in one transaction. Before it signs, the stored right edge of a tree must
+hash to the root of the last checkpoint signed for it: a checkpoint inconsistent
+with an earlier one is never signed.
 
 Who runs it (GROUNDING_LOG_SEQUENCER): `inline`, a thread of each app process woken
 after each commit (`poke`, debounced: `make run`); `service`, `manage.py
 run_sequencer` (docker-compose, the production smoke). `integrate()` runs it now,
-in this thread (tests, commands).
+in this thread (tests, commands, disposal before it destroys keys).
 """
 
 from __future__ import annotations
 
-import base64
+import json
 import logging
 import threading
 import time
-from collections.abc import Iterable
+import uuid
 from datetime import UTC
 
 from django.db import connections, router, transaction
 from django.utils import timezone
 
 from policies.kernel.canonical import canonical_bytes
-from policies.models import Dimension
-from transparency import merkle, notes
-from transparency.models import Checkpoint, Leaf, Log, Node
+from policies.models import AuditEvent, Dimension
+from transparency import commitments, merkle, notes, tree
+from transparency.models import Checkpoint, Log, PendingWrite
+from transparency.tree import TreeMismatch, read_nodes
+
+__all__ = ["TreeMismatch", "integrate", "leaf_bytes", "poke", "read_nodes", "run_forever"]
 
 logger = logging.getLogger("grounding.transparency")
 
-# pg_advisory_xact_lock(namespace, log id): the sequencer of one log.
+# pg_advisory_xact_lock(namespace, 0): the one sequencer.
 LOCK_NAMESPACE = 0x7472  # "tr"
+# Events integrated per transaction, at most (a pending write is never split).
 BATCH = 5000
-
-
-class TreeMismatch(RuntimeError):
-    """The stored tree does not hash to the last signed root: nothing is signed."""
+# One sequencer per process at a time (the inline thread, a command, a test).
+_local = threading.Lock()
 
 
 def integrate(dimension: Dimension | str | None = None, *, wait: bool = True) -> int:
-    """Integrate every committed pending leaf (of one Dimension's log, or of all) now;
-    how many. With `wait=False` a log another sequencer holds is skipped."""
-    using = router.db_for_write(Leaf)
-    logs = Log.objects.using(using).filter(
-        pk__in=Leaf.objects.using(using).filter(index__isnull=True).values("log_id")
-    )
-    if isinstance(dimension, Dimension):
-        logs = logs.filter(dimension=dimension)
-    elif dimension is not None:
-        logs = logs.filter(dimension__name=dimension)
+    """Integrate every committed pending write now; how many leaves. (`dimension` is
+    accepted for callers that think per log: a pending write may span Dimensions, so
+    all are integrated.) With `wait=False`, nothing when another sequencer runs."""
+    using = router.db_for_write(PendingWrite)
     total = 0
-    for log_id in logs.order_by("pk").values_list("pk", flat=True):
+    if not _local.acquire(blocking=wait):
+        return 0
+    try:
         while True:
-            done = integrate_log(log_id, using=using, wait=wait)
+            done, more = _integrate_batch(using, wait=wait)
             total += done
-            if done < BATCH:
-                break
-    return total
+            if not more:
+                return total
+    finally:
+        _local.release()
 
 
-def integrate_log(log_id: int, *, using: str, wait: bool = True, batch: int = BATCH) -> int:
+def _integrate_batch(using: str, *, wait: bool) -> tuple[int, bool]:
     connection = connections[using]
     with transaction.atomic(using=using):
+        if not _lock(connection, wait):
+            return 0, False
+        pending = list(
+            PendingWrite.objects.using(using)
+            .order_by("id")
+            .values_list("id", "events", "rows")[: BATCH + 1]
+        )
+        if not pending:
+            return 0, False
+        batch, count = [], 0
+        for row in pending:
+            if batch and count + len(row[1]) > BATCH:
+                break
+            batch.append(row)
+            count += len(row[1])
+        more = len(batch) < len(pending)
+        leaves = _leaves(connection, batch)
+        _append(using, leaves)
+        PendingWrite.objects.using(using).filter(pk__in=[p[0] for p in batch]).delete()
+    return sum(len(v) for v in leaves.values()), more
+
+
+def _lock(connection, wait: bool) -> bool:
+    with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                # Batches are estimated costly enough for JIT compilation: seconds lost.
-                cursor.execute("SET LOCAL jit = off")
-                function = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
-                cursor.execute(f"SELECT {function}(%s, %s)", [LOCK_NAMESPACE, log_id])
-                if not wait and not cursor.fetchone()[0]:
-                    return 0
+            # Batches are estimated costly enough for JIT compilation: seconds lost.
+            cursor.execute("SET LOCAL jit = off")
+            function = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
+            cursor.execute(f"SELECT {function}(%s, 0)", [LOCK_NAMESPACE])
+            return wait or bool(cursor.fetchone()[0])
+        # SQLite: a write first takes the database's write lock for the transaction.
+        cursor.execute("UPDATE transparency_log SET size = size")
+        return True
+
+
+def _leaves(connection, batch: list) -> dict[int, list[dict]]:
+    """{log id: [leaf fields]}: every event of the batch, in queue order."""
+    using = connection.alias
+    event_ids = [uuid.UUID(e) for _, events, _ in batch for e in _list(events)]
+    found = {
+        e.event_id: e
+        for e in AuditEvent.objects.using(using).filter(event_id__in=event_ids).only(
+            "event_id", "action", "grounding_id", "resulting_revision", "actor_ref",
+            "occurred_at", "dimension_ref", "references",
+        )
+    }  # fmt: skip
+    logs = _logs(using, {e.dimension_ref for e in found.values()})
+    out: dict[int, list[dict]] = {}
+    for _, events, rows in batch:
+        events = [found[uuid.UUID(e)] for e in _list(events) if uuid.UUID(e) in found]
+        if not events:
+            continue
+        order = [
+            commitments.Event(n, logs[e.dimension_ref].pk, e.grounding_id, e.resulting_revision)
+            for n, e in enumerate(events)
+        ]
+        made = commitments.compute(connection, order, _dict(rows), _anchors(events))
+        for n, event in enumerate(events):
+            log = logs[event.dimension_ref]
+            out.setdefault(log.pk, []).append(
+                {
+                    "log_id": log.pk,
+                    "audit_event": event.event_id,
+                    "action": event.action,
+                    "grounding_id": event.grounding_id,
+                    "revision": event.resulting_revision,
+                    "actor_ref": event.actor_ref,
+                    "at": event.occurred_at,
+                    "commitments": [
+                        {"table": t, "row": r, "hmac": h} for t, r, h, _ in made[n].commitments
+                    ],
+                    "key_ids": [k for *_, k in made[n].commitments],
+                    "revisions": made[n].revisions,
+                }
+            )
+    return out
+
+
+def _list(value) -> list:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _dict(value) -> dict:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _logs(using: str, names: set[str]) -> dict[str, Log]:
+    from transparency.enqueue import ensure_log
+
+    logs = {
+        log.dimension.name: log
+        for log in Log.objects.using(using)
+        .select_related("dimension")
+        .filter(dimension__name__in=names)
+    }
+    for name in names - logs.keys():
+        logs[name] = ensure_log(Dimension.objects.using(using).get(name=name))
+    return logs
+
+
+def _anchors(events) -> dict[str, int]:
+    """Which event a row of a write belongs to, by the text of its anchor column: the
+    event's own id, its link, or its WSP import."""
+    anchors: dict[str, int] = {}
+    for n, event in enumerate(events):
+        anchors.setdefault(str(event.event_id), n)
+        if event.grounding_id:
+            anchors.setdefault(str(event.grounding_id), n)
+        imported = (event.references or {}).get("import_id")
+        if isinstance(imported, str):
+            anchors.setdefault(imported, n)
+    return anchors
+
+
+def _append(using: str, leaves: dict[int, list[dict]]) -> None:
+    """Index, hash and store each log's new leaves, grow its tree, sign a checkpoint."""
+    now = timezone.now()
+    for log_id, fields in sorted(leaves.items()):
         log = (
             Log.objects.using(using).select_for_update().select_related("dimension").get(pk=log_id)
         )
-        pending = list(
-            Leaf.objects.using(using)
-            .filter(log_id=log_id, index__isnull=True)
-            .order_by("id")
-            .values_list(
-                "id", "audit_event", "action", "grounding_id", "revision", "actor_ref", "at",
-                "commitments",
-            )[:batch]
-        )  # fmt: skip
-        if not pending:
-            return 0
         size = log.size
-        edge = _edge(using, log_id, size)
+        edge = tree.edge(using, log_id, size)
         if merkle.root_of(edge) != bytes(log.root_hash):
             raise TreeMismatch(
                 f"the stored tree of {log.dimension.name} at {size} does not hash to the "
                 "signed root: not signing"
             )
-        name = log.dimension.name
-        rows = []
-        for offset, (pk, event, action, gid, rev, actor, at, commitments) in enumerate(pending):
-            data = leaf_bytes(
-                dimension=name,
-                index=size + offset,
-                action=action,
-                grounding_id=gid,
-                revision=rev,
-                actor_ref=actor,
-                at=at,
-                audit_event=event,
-                commitments=commitments,
-            )
-            rows.append((pk, size + offset, data, merkle.leaf_hash(data)))
-        edge, created = merkle.append(edge, size, (r[3] for r in rows))
-        new_size, root = size + len(rows), merkle.root_of(edge)
-        _store(connection, using, log_id, rows, created)
-        note = notes.sign_checkpoint(name, new_size, root)
+        for offset, leaf in enumerate(fields):
+            leaf["index"] = size + offset
+            leaf["leaf"] = leaf_bytes(dimension=log.dimension.name, **_leaf_fields(leaf))
+            leaf["leaf_hash"] = merkle.leaf_hash(leaf["leaf"])
+            leaf["integrated_at"] = now
+        edge, created = merkle.append(edge, size, (leaf["leaf_hash"] for leaf in fields))
+        new_size, root = size + len(fields), merkle.root_of(edge)
+        tree.store(using, fields, created, log_id)
+        note = notes.sign_checkpoint(log.dimension.name, new_size, root)
         Checkpoint.objects.using(using).create(
             log_id=log_id, size=new_size, root_hash=root, note=note
         )
         log.size, log.root_hash, log.checkpoint = new_size, root, note
         log.save(using=using, update_fields=["size", "root_hash", "checkpoint", "updated_at"])
-    return len(rows)
+
+
+def _leaf_fields(leaf: dict) -> dict:
+    keys = ("index", "action", "grounding_id", "revision", "actor_ref", "at", "audit_event",
+            "commitments")  # fmt: skip
+    return {k: leaf[k] for k in keys}
 
 
 def leaf_bytes(
@@ -147,74 +241,6 @@ def leaf_bytes(
 
 def rfc3339(value) -> str:
     return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def _edge(using: str, log_id: int, size: int) -> list[tuple[merkle.Node, bytes]]:
-    wanted = merkle.compact_range(size)
-    found = read_nodes(using, log_id, wanted)
-    missing = [n for n in wanted if n not in found]
-    if missing:
-        raise TreeMismatch(f"the stored tree lacks nodes {missing[:3]} of its right edge")
-    return [(n, found[n]) for n in wanted]
-
-
-def read_nodes(using: str, log_id: int, wanted: Iterable[merkle.Node]) -> dict:
-    """The stored hashes of these perfect subtrees: one statement."""
-    wanted = list(set(wanted))
-    if not wanted:
-        return {}
-    connection = connections[using]
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT n.level, n.position, n.hash FROM transparency_node n "
-                "JOIN unnest(%s::int[], %s::bigint[]) AS w(level, position) "
-                "ON n.level = w.level AND n.position = w.position WHERE n.log_id = %s",
-                [[w[0] for w in wanted], [w[1] for w in wanted], log_id],
-            )
-            return {(lv, pos): bytes(h) for lv, pos, h in cursor.fetchall()}
-    from django.db.models import Q
-
-    where = Q()
-    for level, position in wanted:
-        where |= Q(level=level, position=position)
-    return {
-        (lv, pos): bytes(h)
-        for lv, pos, h in Node.objects.using(using)
-        .filter(where, log_id=log_id)
-        .values_list("level", "position", "hash")
-    }
-
-
-def _store(connection, using: str, log_id: int, rows, created) -> None:
-    now = timezone.now()
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "UPDATE transparency_leaf AS t SET \"index\" = v.idx, leaf = v.data, "
-                "leaf_hash = v.hash, integrated_at = %s FROM unnest(%s::bigint[], %s::bigint[], "
-                "%s::bytea[], %s::bytea[]) AS v(id, idx, data, hash) WHERE t.id = v.id",
-                [now, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
-                 [r[3] for r in rows]],
-            )  # fmt: skip
-            cursor.execute(
-                "INSERT INTO transparency_node (log_id, level, position, hash) "
-                "SELECT %s, * FROM unnest(%s::smallint[], %s::bigint[], %s::bytea[])",
-                [log_id, [n[0][0] for n in created], [n[0][1] for n in created],
-                 [n[1] for n in created]],
-            )  # fmt: skip
-        return
-    for pk, index, data, digest in rows:
-        Leaf.objects.using(using).filter(pk=pk).update(
-            index=index, leaf=data, leaf_hash=digest, integrated_at=now
-        )
-    Node.objects.using(using).bulk_create(
-        [Node(log_id=log_id, level=n[0], position=n[1], hash=h) for n, h in created]
-    )
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(bytes(data)).decode("ascii")
 
 
 # -- inline: a thread of each app process, woken after commits -----------------------
@@ -244,17 +270,14 @@ def _run_inline() -> None:
         time.sleep(DEBOUNCE)
         _wake.clear()
         try:
-            if integrate(wait=False) == 0 and _pending_elsewhere():
-                _wake.set()  # another process holds a log: try again shortly
+            integrate(wait=False)
+            if PendingWrite.objects.exists():
+                _wake.set()  # another sequencer held the lock: try again shortly
                 time.sleep(0.2)
         except Exception:  # a failed run is retried at the next commit
             logger.exception("the inline sequencer failed")
         finally:
             connections.close_all()
-
-
-def _pending_elsewhere() -> bool:
-    return Leaf.objects.filter(index__isnull=True).exists()
 
 
 def run_forever(interval: float = 0.2, stop: threading.Event | None = None) -> None:

@@ -5,8 +5,9 @@ inclusion proof, read from the stored subtrees, leads to the root of the latest
 checkpoint, whose signature verifies) and the link's history row of that revision
 is the one the leaf committed to (its HMAC recomputed with the link's key). It is
 `pending` before the sequencer integrated the leaf, `unlogged` when no leaf records
-it (a revision older than the log), `withheld` when disposal destroyed the key (the
-leaf and its proof stand, the row is no longer checked), and `failed` otherwise.
+it and no write is queued (a revision older than the log), `withheld` when disposal
+destroyed the key (the leaf and its proof stand, the row is no longer checked), and
+`failed` otherwise.
 The checks are the verifier's own (`transparency.verifier`), not the write path's.
 """
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from django.db import connections
 
 from transparency import notes, proofs, tables
-from transparency.models import Leaf, Log, RecordKey
+from transparency.models import Log, PendingWrite, RecordKey
 from transparency.verifier import VerifierKey, parse_note, verify_inclusion
 from transparency.verifier.crypto import hash_leaf
 
@@ -41,14 +42,13 @@ def revision_statuses(log: Log, grounding_id: uuid.UUID, revisions: list[int]) -
     note = parse_note(proofs.checkpoint(log))
     key = VerifierKey.parse(notes.signer().verifier_key)
     signed = key.verifies(note) and (note.size, note.root) == (log.size, bytes(log.root_hash))
+    # Not in the tree yet: a write still queued (or integrated after the log was read).
+    queued = PendingWrite.objects.using(using).exists()
     out = {}
     for revision in revisions:
         leaf = proofs.revision_leaf(log, grounding_id, revision)
         if leaf is None:
-            queued = Leaf.objects.using(using).filter(
-                grounding_id=grounding_id, revision=revision, index__isnull=True
-            )
-            out[revision] = RevisionStatus("pending" if queued.exists() else "unlogged")
+            out[revision] = RevisionStatus("pending" if queued else "unlogged")
             continue
         out[revision] = _leaf_status(log, leaf, grounding_id, revision, note.root, signed)
     return out

@@ -38,7 +38,7 @@ from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.models import IdempotencyKey
-from transparency import keys
+from transparency import keys, sequencer
 
 # Selector members that copy source text; positions and types are not payloads.
 _COPIED_SELECTOR_KEYS = ("exact", "prefix", "suffix", "value")
@@ -59,6 +59,9 @@ def do_dispose(
     if link.record_state == RecordState.DISPOSED:
         raise Refusal("link_disposed", "the link has already been disposed.")
     refuse_invalid(inputs.validate_group(inputs.DISPOSAL, disposal, pointer=""))
+    # Every write queued before this one gets its leaf (its commitments made from the
+    # rows as stored) before the text is purged and the keys destroyed.
+    sequencer.integrate()
     purged = _purge_copied_payloads(link, actor=actor)
     passage_ids = _passages_to_purge(link)
     purged.update(

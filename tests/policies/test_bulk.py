@@ -101,8 +101,8 @@ def test_a_few_links_are_written_in_one_statement_with_their_history_and_audit(w
     with CaptureQueriesContext(connection) as few:
         links = _register_batch(world, size=3)
     sent = [q["sql"] for q in few.captured_queries if "INSERT INTO" in q["sql"]]
-    # Beside the transparency log's one statement queueing the links' leaves.
-    writes = [sql for sql in sent if "transparency_leaf" not in sql]
+    # Beside the write queued for the transparency log's sequencer.
+    writes = [sql for sql in sent if "transparency_pendingwrite" not in sql]
     assert len(sent) == 2 and len(writes) == 1
     assert writes[0].startswith("WITH m0 AS (INSERT INTO")
     for table in ("grounding_statementbinding", "grounding_historicalstatementbinding",

@@ -18,6 +18,7 @@ def test_disposal_destroys_the_purged_passage_s_key_and_the_log_verifies(world):
     document = demo_wsp_response()
     document["execution_id"] = "exec-log-keys"
     import_wsp_document(actor=world.curator, document=document, dimension=world.dimension)
+    sequencer.integrate()
     imported = Leaf.objects.get(action="wsp_import")
     passages = [c for c in imported.commitments if c["table"] == "evidence_historicalpassage"]
     # The document's passages, and the fixture's, written earlier in the transaction.

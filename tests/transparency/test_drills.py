@@ -150,14 +150,15 @@ def test_a_re_signed_rewritten_log_is_told_by_an_earlier_checkpoint(world, writt
 def _rewrite_everything(log: Log) -> None:
     """The attacker: every commitment recomputed with the stored keys (pgcrypto), the
     leaves, the nodes, the root and the checkpoints rebuilt and signed again."""
-    from transparency import queue_sql, tables
+    from transparency import commitments as made
+    from transparency import tables
 
     leaves = list(Leaf.objects.filter(log=log).order_by("index"))
     for leaf in leaves:
         commitments = []
         for c, key_id in zip(leaf.commitments, leaf.key_ids, strict=True):
             spec = tables.get(c["table"])
-            expression = queue_sql.canonical_expression(connection, spec, "h")
+            expression = made.canonical_expression(connection, spec, "h")
             with connection.cursor() as cursor:
                 cursor.execute(
                     f"SELECT encode(hmac({expression}, k.key, 'sha256'), 'base64') "

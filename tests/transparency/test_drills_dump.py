@@ -23,7 +23,7 @@ from grounding import services
 from grounding.models import PassageBinding
 from tests import factories
 from tests.conftest import requires_postgres
-from transparency import merkle, proofs, queue_sql, sequencer, tables
+from transparency import commitments, merkle, proofs, sequencer, tables
 from transparency.models import Leaf, Log, RecordKey
 from transparency.verifier import parse_note, verify_consistency, verify_inclusion
 
@@ -104,7 +104,7 @@ def test_disposal_purges_the_text_and_keeps_every_proof(world):
     spec = tables.get(binding["table"])
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {queue_sql.canonical_expression(connection, spec, 'h')} "
+            f"SELECT {commitments.canonical_expression(connection, spec, 'h')} "
             f'FROM "{spec.table}" h WHERE h.history_id = %s',
             [int(binding["row"])],
         )

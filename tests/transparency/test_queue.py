@@ -12,7 +12,7 @@ from policies.models import AuditEvent
 from tests import factories
 from transparency import merkle, sequencer
 from transparency.choices import LOGGED_ACTIONS
-from transparency.models import Checkpoint, Leaf, Log, Node, RecordKey
+from transparency.models import Checkpoint, Leaf, Log, Node, PendingWrite, RecordKey
 from transparency.selectors import leaf_indexes
 
 
@@ -20,16 +20,35 @@ def _leaf_json(leaf: Leaf) -> dict:
     return json.loads(bytes(leaf.leaf))
 
 
-def test_a_registration_queues_one_pending_leaf_committing_to_its_rows(world, link):
-    leaf = Leaf.objects.get(grounding_id=link.grounding_id)
+def test_a_registration_queues_one_small_pending_write(world, link):
     event = AuditEvent.objects.get(grounding_id=link.grounding_id, action="register")
-    assert leaf.audit_event == event.event_id
+    pending = PendingWrite.objects.get()
+    assert pending.events == [str(event.event_id)]
+    # The keys of the rows it stored, by table: the fixture's passage (and its source),
+    # written earlier in the same transaction with no event of their own, with them.
+    assert sorted(pending.rows) == [
+        "evidence_historicalpassage",
+        "evidence_historicalsource",
+        "grounding_historicalgroundinglink",
+        "grounding_historicalpassagebinding",
+        "grounding_historicalstatementbinding",
+        "policies_auditevent",
+    ]
+    assert pending.rows["policies_auditevent"] == [str(event.event_id)]
+    # Not sequenced yet: no leaf, no index to tell.
+    assert not Leaf.objects.exists()
+    assert leaf_indexes([event.event_id]) == {}
+
+
+def test_the_sequencer_makes_the_leaf_committing_to_the_write_s_rows(world, link):
+    event = AuditEvent.objects.get(grounding_id=link.grounding_id, action="register")
+    assert sequencer.integrate() == 1
+    assert not PendingWrite.objects.exists()
+    leaf = Leaf.objects.get(grounding_id=link.grounding_id)
+    assert leaf.audit_event == event.event_id and leaf.index == 0
     assert (leaf.action, leaf.revision) == ("register", 1)
     assert leaf.actor_ref == f"user:{world.curator.username}"
-    assert leaf.index is None and leaf.leaf is None
     tables = [c["table"] for c in leaf.commitments]
-    # The fixture's passage (and its source), written earlier in the same transaction
-    # with no event of their own, are committed to with the registration's rows.
     assert tables == [
         "evidence_historicalpassage",
         "evidence_historicalsource",
@@ -50,8 +69,7 @@ def test_a_registration_queues_one_pending_leaf_committing_to_its_rows(world, li
         *[f"link:{link.grounding_id}"] * 3,
         f"log:{log.pk}",
     ]
-    # Not sequenced yet: no index to tell.
-    assert leaf_indexes([event.event_id]) == {}
+    assert leaf_indexes([event.event_id]) == {event.event_id: 0}
 
 
 def test_integrate_gives_indexes_in_queue_order_and_signs_a_checkpoint(world):
@@ -105,6 +123,8 @@ def test_a_bulk_registration_queues_one_leaf_per_link(world):
 
     items = [factories.link_payload(world.dimension, world.profile, world.passage)] * 3
     links = register_many(actor=world.curator, items=items)
+    assert PendingWrite.objects.count() == 1  # one queued write, three events
+    assert sequencer.integrate() == 3
     leaves = {leaf.grounding_id: leaf for leaf in Leaf.objects.filter(action="register_bulk")}
     assert set(leaves) == {link.grounding_id for link in links}
     for leaf in leaves.values():
@@ -117,6 +137,7 @@ def test_only_writes_are_logged(world, link):
     from policies.tokens import issue_token
 
     issue_token(actor=world.curator, user=world.curator)
+    sequencer.integrate()
     logged = set(Leaf.objects.values_list("action", flat=True))
     assert logged == {"register"}
     assert "issue_token" not in LOGGED_ACTIONS and "project" not in LOGGED_ACTIONS

@@ -33,6 +33,7 @@ from transparency.verifier.checks import (
     check_commitments,
     check_destroyed_keys,
     check_nodes,
+    queued_events,
 )
 from transparency.verifier.crypto import Note, RootStack, VerifierKey, hash_leaf, parse_note, sha256
 from transparency.verifier.report import Problem, Report
@@ -118,7 +119,7 @@ def verify(
     check_nodes(report, log, level0, using)
     check_destroyed_keys(report, disposals)
     check_audit(report, log, using)
-    report.pending = Leaf.objects.using(using).filter(log=log, index__isnull=True).count()
+    report.pending = len(queued_events(using))
     if earlier is not None and earlier.size > log.size:
         report.behind = (
             f"the earlier checkpoint is of {earlier.size} leaves, this log holds {log.size}: "
