@@ -24,6 +24,7 @@ import logging
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import UTC
 
 from django.db import connections, router, transaction
@@ -108,8 +109,8 @@ def _leaves(connection, batch: list) -> dict[int, list[dict]]:
     using = connection.alias
     event_ids = [uuid.UUID(e) for _, events, _ in batch for e in _list(events)]
     found = {
-        e.event_id: e
-        for e in AuditEvent.objects.using(using).filter(event_id__in=event_ids).only(
+        row[0]: _Event(*row)
+        for row in AuditEvent.objects.using(using).filter(event_id__in=event_ids).values_list(
             "event_id", "action", "grounding_id", "resulting_revision", "actor_ref",
             "occurred_at", "dimension_ref", "references",
         )
@@ -144,6 +145,20 @@ def _leaves(connection, batch: list) -> dict[int, list[dict]]:
                 }
             )
     return out
+
+
+@dataclass(frozen=True)
+class _Event:
+    """An applied audit event, as a leaf needs it."""
+
+    event_id: uuid.UUID
+    action: str
+    grounding_id: uuid.UUID | None
+    resulting_revision: int | None
+    actor_ref: str
+    occurred_at: object
+    dimension_ref: str
+    references: dict
 
 
 def _list(value) -> list:

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from django.db import connections
 from django.db.models import Q
 
+from policies.kernel import cursors
 from transparency import merkle
 from transparency.models import Leaf, LeafRevision, Node
 
@@ -25,11 +26,11 @@ def read_nodes(using: str, log_id: int, wanted: Iterable[merkle.Node]) -> dict:
         return {}
     connection = connections[using]
     if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
+        with cursors.server_bound(connection) as cursor:
             cursor.execute(
                 "SELECT n.level, n.position, n.hash FROM transparency_node n "
-                "JOIN unnest(%s::int[], %s::bigint[]) AS w(level, position) "
-                "ON n.level = w.level AND n.position = w.position WHERE n.log_id = %s",
+                "JOIN unnest($1::int[], $2::bigint[]) AS w(level, position) "
+                "ON n.level = w.level AND n.position = w.position WHERE n.log_id = $3",
                 [[w[0] for w in wanted], [w[1] for w in wanted], log_id],
             )
             return {(lv, pos): bytes(h) for lv, pos, h in cursor.fetchall()}
@@ -74,29 +75,27 @@ def store(using: str, leaves: list[dict], created: list[tuple[merkle.Node, bytes
         return
     columns = ("log_id", "audit_event", "action", "grounding_id", "revision", "actor_ref", "at",
                "commitments", "key_ids", "index", "leaf", "leaf_hash", "integrated_at")  # fmt: skip
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO transparency_leaf (log_id, audit_event, action, grounding_id, revision, "
-            'actor_ref, at, commitments, key_ids, "index", leaf, leaf_hash, integrated_at) '
-            "SELECT * FROM unnest(%s::bigint[], %s::uuid[], %s::text[], %s::uuid[], %s::int[], "
-            "%s::text[], %s::timestamptz[], %s::jsonb[], %s::jsonb[], %s::bigint[], %s::bytea[], "
-            '%s::bytea[], %s::timestamptz[]) RETURNING id, "index"',
-            [[_value(leaf[c]) for leaf in leaves] for c in columns],
-        )
-        ids = dict((index, pk) for pk, index in cursor.fetchall())
-        extra = [(ids[leaf["index"]], g, r) for leaf in leaves for g, r in leaf["revisions"]]
-        if extra:
+    quote = connection.ops.quote_name
+    connection.ensure_connection()
+    # COPY: the leaves (their JSON and bytes) stream as rows, nothing quoted into a
+    # statement's text.
+    with connection.wrap_database_errors, connection.connection.cursor() as raw:
+        names = ", ".join(quote(c) for c in columns)
+        with raw.copy(f"COPY transparency_leaf ({names}) FROM STDIN") as copy:
+            for leaf in leaves:
+                copy.write_row([_value(leaf[c]) for c in columns])
+        with raw.copy("COPY transparency_node (log_id, level, position, hash) FROM STDIN") as copy:
+            for (level, position), digest in created:
+                copy.write_row((log_id, level, position, digest))
+    extra = [(leaf["index"], g, r) for leaf in leaves for g, r in leaf["revisions"]]
+    if extra:
+        with cursors.server_bound(connection) as cursor:
             cursor.execute(
                 "INSERT INTO transparency_leafrevision (leaf_id, grounding_id, revision) "
-                "SELECT * FROM unnest(%s::bigint[], %s::uuid[], %s::int[])",
-                [[e[0] for e in extra], [e[1] for e in extra], [e[2] for e in extra]],
+                "SELECT l.id, x.g, x.r FROM unnest($1::bigint[], $2::uuid[], $3::int[]) "
+                'AS x(i, g, r) JOIN transparency_leaf l ON l.log_id = $4 AND l."index" = x.i',
+                [[e[0] for e in extra], [e[1] for e in extra], [e[2] for e in extra], log_id],
             )
-        cursor.execute(
-            "INSERT INTO transparency_node (log_id, level, position, hash) "
-            "SELECT %s, * FROM unnest(%s::smallint[], %s::bigint[], %s::bytea[])",
-            [log_id, [n[0][0] for n in created], [n[0][1] for n in created],
-             [n[1] for n in created]],
-        )  # fmt: skip
 
 
 def _value(value):
