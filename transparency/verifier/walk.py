@@ -20,10 +20,11 @@ leaf; and, given an earlier checkpoint (`--since`), that the log extends it.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
+from datetime import UTC
 
+import orjson
 from django.db import connections, router
 
 from transparency.choices import Finding
@@ -171,17 +172,32 @@ def _checkpoints(report: Report, key: VerifierKey, log: Log, using: str) -> dict
 
 
 def _leaf_chunks(log: Log, using: str) -> Iterator[list]:
-    """(index, bytes, stored hash, level-0 node, leaf row with its audit event) by index."""
+    """(index, bytes, stored hash, level-0 node, leaf row with its audit event) by index.
+
+    On PostgreSQL the ids and times come as the text the leaf holds (the database
+    renders them), and the JSON as text for orjson: the walk's Python is the hashing."""
     connection = connections[using]
     after = -1
     quote = connection.ops.quote_name
+    pg = connection.vendor == "postgresql"
+
+    def text(column: str) -> str:
+        return f"{column}::text" if pg else column
+
+    def instant(column: str) -> str:
+        if not pg:
+            return column
+        return f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+
     while True:
         with connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT l.{quote('index')}, l.leaf, l.leaf_hash, n.hash, l.audit_event, "
-                "l.action, l.grounding_id, l.revision, l.actor_ref, l.at, l.commitments, "
-                "l.key_ids, a.event_id, a.action, a.grounding_id, a.resulting_revision, "
-                "a.actor_ref, a.occurred_at, a.dimension_ref, a.outcome "
+                f"SELECT l.{quote('index')}, l.leaf, l.leaf_hash, n.hash, "
+                f"{text('l.audit_event')}, l.action, {text('l.grounding_id')}, l.revision, "
+                f"l.actor_ref, {instant('l.at')}, {text('l.commitments')}, "
+                f"{text('l.key_ids')}, {text('a.event_id')}, a.action, "
+                f"{text('a.grounding_id')}, a.resulting_revision, a.actor_ref, "
+                f"{instant('a.occurred_at')}, a.dimension_ref, a.outcome "
                 "FROM transparency_leaf l "
                 "LEFT JOIN transparency_node n ON n.log_id = l.log_id AND n.level = 0 "
                 f"AND n.position = l.{quote('index')} "
@@ -197,12 +213,12 @@ def _leaf_chunks(log: Log, using: str) -> Iterator[list]:
         for r in rows:
             row = {
                 "audit_event": _uuid(r[4]), "action": r[5], "grounding_id": _uuid(r[6]),
-                "revision": r[7], "actor_ref": r[8], "at": r[9], "commitments": _json(r[10]),
-                "key_ids": _json(r[11]),
+                "revision": r[7], "actor_ref": r[8], "at": _instant(r[9]),
+                "commitments": _json(r[10]), "key_ids": _json(r[11]),
                 "event": None if r[12] is None else {
                     "event_id": _uuid(r[12]), "action": r[13], "grounding_id": _uuid(r[14]),
-                    "revision": r[15], "actor_ref": r[16], "at": r[17], "dimension": r[18],
-                    "outcome": r[19],
+                    "revision": r[15], "actor_ref": r[16], "at": _instant(r[17]),
+                    "dimension": r[18], "outcome": r[19],
                 },
             }  # fmt: skip
             chunk.append((r[0], r[1], r[2], r[3], row))
@@ -211,25 +227,34 @@ def _leaf_chunks(log: Log, using: str) -> Iterator[list]:
 
 
 def _json(value):
-    return json.loads(value) if isinstance(value, str) else value
+    return orjson.loads(value) if isinstance(value, str | bytes) else value
 
 
 def _uuid(value) -> str | None:
     if value is None:
         return None
+    if isinstance(value, str) and len(value) == 36:
+        return value
     return str(value if isinstance(value, uuid.UUID) else uuid.UUID(str(value)))
 
 
-def _rfc3339(value) -> str:
-    from datetime import UTC
+def _instant(value) -> str:
+    """An instant as the leaf writes it: RFC 3339 in UTC with microseconds and Z."""
+    if isinstance(value, str) and value.endswith("Z"):
+        return value
+    if isinstance(value, str):  # SQLite's text
+        from datetime import datetime
 
+        value = datetime.fromisoformat(value)
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def _check_fields(report: Report, index: int, data: bytes, row: dict, dimension: str) -> None:
     try:
-        leaf = json.loads(data)
-    except ValueError:
+        leaf = orjson.loads(data)
+    except orjson.JSONDecodeError:
         report.problems.append(Problem(Finding.LEAF_FIELDS, "its bytes are not JSON", index))
         return
     expected = {
@@ -239,7 +264,7 @@ def _check_fields(report: Report, index: int, data: bytes, row: dict, dimension:
         "grounding_id": row["grounding_id"],
         "revision": row["revision"],
         "actor_ref": row["actor_ref"],
-        "at": _rfc3339(row["at"]),
+        "at": row["at"],
         "audit_event": row["audit_event"],
         "commitments": row["commitments"],
     }
@@ -261,7 +286,7 @@ def _check_fields(report: Report, index: int, data: bytes, row: dict, dimension:
         "grounding_id": event["grounding_id"],
         "revision": event["revision"],
         "actor_ref": event["actor_ref"],
-        "at": _rfc3339(event["at"]),
+        "at": event["at"],
         "dimension": event["dimension"],
     }
     for name, value in told.items():
