@@ -41,10 +41,20 @@ class Made:
 
 @dataclass(frozen=True)
 class Event:
-    n: int
+    n: int  # the event's place in the batch (the leaves' order)
     log_id: int
     grounding_id: uuid.UUID | None
     revision: int | None
+
+
+@dataclass(frozen=True)
+class Write:
+    """A queued write: its events (in order), the committed rows it stored by table,
+    and which of its events (by place in `events`) each anchor text names."""
+
+    events: list[Event]
+    rows: dict[str, list]
+    anchors: dict[str, int]
 
 
 def canonical_expression(connection, spec: tables.Committed, alias: str) -> str:
@@ -56,19 +66,22 @@ def canonical_expression(connection, spec: tables.Committed, alias: str) -> str:
     return f"json_array({columns})"
 
 
-def compute(
-    connection, events: Sequence[Event], rows: dict[str, list], anchors: dict[str, int]
-) -> dict[int, Made]:
-    """{event n: Made} for these events and the committed rows, by table."""
-    rows = {t: keys for t, keys in rows.items() if keys and tables.get(t) is not None}
-    made = {e.n: Made() for e in events}
-    if not rows:
+def compute(connection, writes: Sequence[Write]) -> dict[int, Made]:
+    """{event n: Made} for every event of these writes: one statement for the batch
+    on PostgreSQL."""
+    made = {e.n: Made() for w in writes for e in w.events}
+    writes = [
+        Write(w.events, {t: k for t, k in w.rows.items() if k and tables.get(t)}, w.anchors)
+        for w in writes
+        if w.events
+    ]
+    if not any(w.rows for w in writes):
         return made
     if connection.vendor == "postgresql":
-        found = _postgresql(connection, events, rows, anchors)
+        found = _postgresql(connection, writes)
     else:
-        found = _python(connection, events, rows, anchors)
-    by_n = {e.n: e for e in events}
+        found = [f for w in writes for f in _python(connection, w)]
+    by_n = {e.n: e for w in writes for e in w.events}
     for n, table, row, digest, key_id, gid, rev in sorted(found, key=lambda f: (f[0], f[1], f[2])):
         made[n].commitments.append((table, row, digest, key_id))
         event = by_n[n]
@@ -77,23 +90,28 @@ def compute(
     return made
 
 
-def _postgresql(connection, events, rows, anchors) -> list[tuple]:
-    table_names = tuple(sorted(rows))
-    anchor_texts = list(anchors)
-    params = [
-        [e.n for e in events],
-        [e.log_id for e in events],
-        anchor_texts,
-        [anchors[a] for a in anchor_texts],
-        *(list(rows[t]) for t in table_names),
+def _postgresql(connection, writes: list[Write]) -> list[tuple]:
+    table_names = tuple(sorted({t for w in writes for t in w.rows}))
+    events = [(e.n, e.log_id, i) for i, w in enumerate(writes) for e in w.events]
+    anchors = [(a, i, w.events[n].n) for i, w in enumerate(writes) for a, n in w.anchors.items()]
+    params: list = [
+        [e[0] for e in events],
+        [e[1] for e in events],
+        [e[2] for e in events],
+        [a[0] for a in anchors],
+        [a[1] for a in anchors],
+        [a[2] for a in anchors],
     ]
+    for table in table_names:
+        keys = [(k, i) for i, w in enumerate(writes) for k in w.rows.get(table, ())]
+        params += [[k for k, _ in keys], [i for _, i in keys]]
     with cursors.server_bound(connection) as cursor:
         cursor.execute(_statement(connection.alias, table_names), params)
         found = cursor.fetchall()
     missing = [f for f in found if f[3] is None]
     if missing:
         raise RuntimeError(f"{len(missing)} committed rows found no record key")
-    return [(n, t, row, digest, kid, gid, rev) for n, t, row, digest, kid, gid, rev in found]
+    return found
 
 
 @functools.lru_cache(maxsize=128)
@@ -120,8 +138,8 @@ def _statement(using: str, table_names: tuple[str, ...]) -> str:
         )
         selects.append(
             f"SELECT '{table}'::text AS t, h.{pk}::text AS id, {key} AS s, {anchor} AS a, "
-            f"{revision} FROM {quote(table)} h "
-            f"JOIN unnest(%s::{pk_type}[]) AS w(pk) ON h.{pk} = w.pk"
+            f"{revision}, x.w FROM {quote(table)} h "
+            f"JOIN unnest(%s::{pk_type}[], %s::int[]) AS x(pk, w) ON h.{pk} = x.pk"
         )
         # The rows' bytes are read and hashed last, by key: the rows themselves are
         # never held in a materialized CTE (a bulk's would spill to disk).
@@ -133,14 +151,17 @@ def _statement(using: str, table_names: tuple[str, ...]) -> str:
         )
     statement = f"""
 WITH ev AS (
-  SELECT * FROM unnest(%s::int[], %s::bigint[]) AS e(n, log_id)
+  SELECT * FROM unnest(%s::int[], %s::bigint[], %s::int[]) AS e(n, log_id, w)
+), fw AS (
+  SELECT w, min(n) AS n FROM ev GROUP BY w
 ), am AS (
-  SELECT * FROM unnest(%s::text[], %s::int[]) AS m(a, n)
-), r(t, id, s, a, gid, rev) AS (
+  SELECT * FROM unnest(%s::text[], %s::int[], %s::int[]) AS m(a, w, n)
+), r(t, id, s, a, gid, rev, w) AS (
   {" UNION ALL ".join(selects)}
 ), rs AS (
   SELECT r.*, ev.n, COALESCE(r.s, 'log:' || ev.log_id) AS subj
-  FROM r LEFT JOIN am ON am.a = r.a JOIN ev ON ev.n = COALESCE(am.n, 0)
+  FROM r JOIN fw f ON f.w = r.w LEFT JOIN am ON am.a = r.a AND am.w = r.w
+  JOIN ev ON ev.n = COALESCE(am.n, f.n)
 ), nk AS (
   INSERT INTO transparency_recordkey (subject, key, created_at)
   SELECT q.subj, gen_random_bytes(32), now() FROM (
@@ -163,14 +184,15 @@ WITH ev AS (
     return cursors.numbered(statement)
 
 
-def _python(connection, events, rows, anchors) -> list[tuple]:
-    logs = {e.n: e.log_id for e in events}
+def _python(connection, write: Write) -> list[tuple]:
+    events = write.events
     found: list[tuple] = []
-    for table, keys in rows.items():
+    for table, keys in write.rows.items():
         for row in canonical_rows(connection, tables.get(table), keys):
-            n = anchors.get(row.anchor, 0) if row.anchor is not None else 0
-            subject = row.subject or tables.log_subject(logs[n])
-            found.append((n, table, row, subject))
+            place = write.anchors.get(row.anchor, 0) if row.anchor is not None else 0
+            event = events[place]
+            subject = row.subject or tables.log_subject(event.log_id)
+            found.append((event.n, table, row, subject))
     using = connection.alias
     subjects = {f[3] for f in found}
     live = {

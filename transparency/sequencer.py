@@ -116,34 +116,39 @@ def _leaves(connection, batch: list) -> dict[int, list[dict]]:
         )
     }  # fmt: skip
     logs = _logs(using, {e.dimension_ref for e in found.values()})
-    out: dict[int, list[dict]] = {}
+    writes, queued = [], []
     for _, events, rows in batch:
         events = [found[uuid.UUID(e)] for e in _list(events) if uuid.UUID(e) in found]
         if not events:
             continue
+        start = len(queued)
+        queued += events
         order = [
-            commitments.Event(n, logs[e.dimension_ref].pk, e.grounding_id, e.resulting_revision)
-            for n, e in enumerate(events)
-        ]
-        made = commitments.compute(connection, order, _dict(rows), _anchors(events))
-        for n, event in enumerate(events):
-            log = logs[event.dimension_ref]
-            out.setdefault(log.pk, []).append(
-                {
-                    "log_id": log.pk,
-                    "audit_event": event.event_id,
-                    "action": event.action,
-                    "grounding_id": event.grounding_id,
-                    "revision": event.resulting_revision,
-                    "actor_ref": event.actor_ref,
-                    "at": event.occurred_at,
-                    "commitments": [
-                        {"table": t, "row": r, "hmac": h} for t, r, h, _ in made[n].commitments
-                    ],
-                    "key_ids": [k for *_, k in made[n].commitments],
-                    "revisions": made[n].revisions,
-                }
-            )
+            commitments.Event(start + i, logs[e.dimension_ref].pk, e.grounding_id,
+                              e.resulting_revision)
+            for i, e in enumerate(events)
+        ]  # fmt: skip
+        writes.append(commitments.Write(order, _dict(rows), _anchors(events)))
+    made = commitments.compute(connection, writes)
+    out: dict[int, list[dict]] = {}
+    for n, event in enumerate(queued):
+        log = logs[event.dimension_ref]
+        out.setdefault(log.pk, []).append(
+            {
+                "log_id": log.pk,
+                "audit_event": event.event_id,
+                "action": event.action,
+                "grounding_id": event.grounding_id,
+                "revision": event.resulting_revision,
+                "actor_ref": event.actor_ref,
+                "at": event.occurred_at,
+                "commitments": [
+                    {"table": t, "row": r, "hmac": h} for t, r, h, _ in made[n].commitments
+                ],
+                "key_ids": [k for *_, k in made[n].commitments],
+                "revisions": made[n].revisions,
+            }
+        )
     return out
 
 
