@@ -2,8 +2,9 @@
 scale, how fast the verifier is, and how far checkpoints lag a steady write load.
 
 - bulk registration with the log and with it off in this process
-  (`transparency.enqueue.switch`), batches taking turns, the sequencer service
-  (`manage.py run_sequencer`) running all along, as in production;
+  (`transparency.enqueue.switch`), phases taking turns, a phase with the log timed
+  until the sequencer service (`manage.py run_sequencer`, running all along, as in
+  production) has integrated it;
 - HTTP register under gunicorn: a server with the log and one without
   (GROUNDING_LOG_ENABLED=0), taking turns, the sequencer running; the checkpoint lag
   of each write of the logged server (its covering checkpoint's signing time minus
@@ -66,25 +67,34 @@ def transparency_log(tokens: dict) -> dict:
 
 
 def _bulk_on_and_off() -> dict:
+    """Phases taking turns: `batches` batches with the log, timed until the sequencer
+    service has integrated them all (sustained throughput: the log keeps up or the
+    phase waits for it), then as many with the log off."""
     from transparency import enqueue
+    from transparency.models import PendingWrite
 
     batches = env_int("BENCH_LOG_BULK_BATCHES", 6)
     curator = app.curator()
-    seconds: dict[bool, list[float]] = {True: [], False: []}
-    offset = 5_000_000
-    for batch in range(batches * 2):
-        on = batch % 2 == 0
+    seconds: dict[bool, float] = {True: 0.0, False: 0.0}
+    offset, done = 5_000_000, 0
+    for phase in range(4):
+        on = phase % 2 == 0
         enqueue.switch(on)
-        items = [generate.register_payload(offset + batch * BATCH + i) for i in range(BATCH)]
         started = time.perf_counter()
-        app.register_many(actor=curator, items=items)
-        seconds[on].append(time.perf_counter() - started)
+        for _ in range(batches // 2 or 1):
+            items = [generate.register_payload(offset + done + i) for i in range(BATCH)]
+            app.register_many(actor=curator, items=items)
+            done += BATCH
+        while on and PendingWrite.objects.exists():
+            time.sleep(0.02)
+        seconds[on] += time.perf_counter() - started
     enqueue.switch(True)
+    each = BATCH * (batches // 2 or 1) * 2
     return {
-        "batches_each": batches,
+        "batches_each": (batches // 2 or 1) * 2,
         "batch_size": BATCH,
-        "on_links_per_s": round(BATCH * batches / sum(seconds[True])),
-        "off_links_per_s": round(BATCH * batches / sum(seconds[False])),
+        "on_links_per_s": round(each / seconds[True]),
+        "off_links_per_s": round(each / seconds[False]),
     }
 
 
