@@ -23,12 +23,16 @@ COPY grounding ./grounding
 COPY evidence ./evidence
 COPY policies ./policies
 COPY templates ./templates
+COPY transparency ./transparency
 RUN pip install --no-deps .
 COPY manage.py ./
 
-# Hashed, compressed static files for WhiteNoise. The key only lets settings load
-# during the build; the real DJANGO_SECRET_KEY is supplied at run time.
-RUN DJANGO_SECRET_KEY=build-time-only-not-a-secret python manage.py collectstatic --noinput \
+# Hashed, compressed static files for WhiteNoise. The keys only let settings load
+# during the build (the log's is 32 zero bytes, never used); the real DJANGO_SECRET_KEY
+# and GROUNDING_LOG_SIGNING_KEY are supplied at run time.
+RUN DJANGO_SECRET_KEY=build-time-only-not-a-secret \
+    GROUNDING_LOG_SIGNING_KEY=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= \
+    python manage.py collectstatic --noinput \
     && chown -R app:app /app
 
 USER app

@@ -25,6 +25,8 @@ $(STAMP): pyproject.toml requirements-dev.lock
 install: $(STAMP) .env
 
 run: install
+	@# The demo's transparency-log signing key (docs/transparency.md), made once into .env.
+	@grep -q '^GROUNDING_LOG_SIGNING_KEY=' .env || echo "GROUNDING_LOG_SIGNING_KEY=$$($(BIN)/python -c 'import base64,os;print(base64.b64encode(os.urandom(32)).decode())')" >> .env
 	$(LOCAL) $(BIN)/python manage.py migrate --noinput
 	$(LOCAL) GROUNDING_DEMO_PASSWORD=$${GROUNDING_DEMO_PASSWORD:-demo-only-password} $(BIN)/python manage.py seed_demo
 	$(LOCAL) $(BIN)/python manage.py runserver 127.0.0.1:8000

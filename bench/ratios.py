@@ -31,7 +31,10 @@ class Target:
         return None if figure is None else _OPS[self.op](figure, self.value)
 
     def __str__(self) -> str:
-        value = f"{self.value:.1f}" if isinstance(self.value, float) else f"{self.value:,}"
+        if isinstance(self.value, float):
+            value = f"{self.value:.1f}" if round(self.value, 1) == self.value else f"{self.value:g}"
+        else:
+            value = f"{self.value:,}"
         return f"{self.op} {value}"
 
 
@@ -91,6 +94,20 @@ RATIOS = (
           Figure("fanout", ("register_links_per_s",), "links/s",
                  "bulk registration of the same links"),
           False, Target("≥", 1.0)),
+    # The transparency log (docs/transparency.md): the writes with it beside without.
+    Ratio("log_bulk", "bulk registration with the transparency log",
+          Figure("transparency", ("bulk", "on_links_per_s"), "links/s"),
+          Figure("transparency", ("bulk", "off_links_per_s"), "links/s", "the log off"),
+          True, Target("≤", 1.15)),
+    Ratio("log_register", "HTTP register with the transparency log (gunicorn)",
+          Figure("transparency", ("http", "on", "req_per_s"), "req/s"),
+          Figure("transparency", ("http", "off", "req_per_s"), "req/s", "the log off"),
+          True, Target("≤", 1.15)),
+    Ratio("log_verify", "verify_log (commitments, tree, signatures)",
+          Figure("transparency", ("verify", "verify_leaves_per_s"), "leaves/s"),
+          Figure("transparency", ("verify", "hashing_leaves_per_s"), "leaves/s",
+                 "the leaves read and hashed with hashlib"),
+          True, Target("≤", 3.0)),
 )  # fmt: skip
 
 # The list's documented orderings (docs/api.md "Lists"), each measured at every
@@ -101,7 +118,7 @@ ORDERINGS = ("-grounding_id", "grounding_id", "-observed_at", "observed_at", "-r
              "revision")  # fmt: skip
 
 # Flat in size: the largest p50 over the smallest. (path, keys down to the sizes,
-# keys from a size down to the figure.)
+# keys from a size down to the figure, and the step when not reads_at_scale.)
 SCALING = {
     "list_scaling": ("list page p50 across corpus sizes", ("scales",), ("list_p50_ms",)),
     **{
@@ -113,6 +130,12 @@ SCALING = {
         for o in ORDERINGS
     },
     "revisions_scaling": ("revisions/{1, 100, 1000} p50", ("revisions",), ("p50_ms",)),
+    "inclusion_proof_scaling": (
+        "inclusion proof p50 at 10k / 100k / 1M leaves",
+        ("proofs",),
+        ("p50_ms",),
+        "transparency",
+    ),
 }
 SCALING_TARGET = Target("≤", 1.5)
 
@@ -124,8 +147,8 @@ def _same_run(results: dict, *steps: str) -> bool:
 
 def scaling_figures(results: dict, key: str) -> dict[str, float]:
     """{size: p50 ms} of one scaling ratio, smallest size first."""
-    _, keys, leaf = SCALING[key]
-    step = results.get("reads_at_scale") or {}
+    _, keys, leaf, *_ = SCALING[key]
+    step = results.get(_scaling_step(key)) or {}
     for k in keys:
         step = step.get(k) or {}
     figures = {}
@@ -135,6 +158,11 @@ def scaling_figures(results: dict, key: str) -> dict[str, float]:
         if isinstance(at, int | float):
             figures[size] = at
     return dict(sorted(figures.items(), key=lambda item: int(item[0])))
+
+
+def _scaling_step(key: str) -> str:
+    _, _, _, *rest = SCALING[key]
+    return rest[0] if rest else "reads_at_scale"
 
 
 def compute(results: dict) -> dict[str, dict]:
@@ -152,7 +180,8 @@ def compute(results: dict) -> dict[str, dict]:
                       "unit": r.registry.unit, "target": str(r.target),
                       "met": r.target.met(value)}  # fmt: skip
     for key in SCALING:
-        figures = scaling_figures(results, key) if _same_run(results, "reads_at_scale") else {}
+        same = _same_run(results, _scaling_step(key))
+        figures = scaling_figures(results, key) if same else {}
         value = None
         if len(figures) >= 2 and min(figures.values()) > 0:
             value = round(max(figures.values()) / min(figures.values()), 2)
@@ -188,7 +217,7 @@ def ratio_rows(results: dict, ratios: dict[str, dict]) -> list[tuple[str, ...]]:
             got["target"],
             _met(got["met"]),
         ))  # fmt: skip
-    for key, (path, _, _) in SCALING.items():
+    for key, (path, *_) in SCALING.items():
         got = ratios[key]
         sizes = " / ".join(_fmt(v, "ms") for v in got["p50_ms"].values()) or "—"
         at = " / ".join(f"{int(s):,}" for s in got["p50_ms"])
@@ -255,6 +284,15 @@ def absolute_rows(results: dict) -> list[tuple[str, ...]]:
         Figure("reads_at_scale", ("list_queries",), ""), Target("≤", 6))  # fmt: skip
     row("list page of 50 p50", Figure("reads_at_scale", ("list_p50_ms",), "ms"),
         Target("<", 30))  # fmt: skip
+    row(
+        "verify_log, tree and signatures only (--skip-commitments; context)",
+        Figure("transparency", ("verify", "verify_tree_only_leaves_per_s"), "leaves/s"),
+    )
+    row(
+        "checkpoint lag p99 under steady HTTP register load",
+        Figure("transparency", ("checkpoint_lag", "p99_ms"), "ms"),
+        Target("<", 1000),
+    )
     m = results.get("memory") or {}
     rss = Target("<", 300)
     row(f"peak RSS, {m.get('bulk_register', {}).get('links', '?')}-link bulk registration",

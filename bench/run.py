@@ -26,6 +26,11 @@ divides. Steps and the knobs that size them (defaults in brackets):
   throttle over the database cache it replaced. BENCH_THROTTLE_REQUESTS [2000]
 - memory: peak RSS (VmHWM) of a writer process during one 1,000-link bulk
   registration and one batch import. BENCH_RSS_WSP_DOCS [100]
+- transparency: bulk registration and HTTP register with the log and with it off,
+  taking turns, the sequencer service running; checkpoint lag under that load;
+  verify_log beside hashing the leaves with hashlib; inclusion proofs at 10k, 100k
+  and 1M leaves. BENCH_LOG_BULK_BATCHES [6], BENCH_LOG_HTTP_REQUESTS [2000],
+  BENCH_LOG_PROOF_LEAVES [1000000], BENCH_LOG_PROOFS [200]
 - reads_at_scale: the link tables emptied, then grown by COPY to each size; at each,
   the list page and one raw psycopg query returning the same page (its floor), taking
   turns, p50 of 30 calls each; each documented ordering's first page and the page
@@ -105,6 +110,7 @@ def main() -> None:
         ("concurrency", lambda: workloads.concurrency(tokens)),
         ("memory", workloads.peak_rss),
         ("throttle", workloads.throttle_cost),
+        ("transparency", lambda: workloads.transparency_log(tokens)),
         ("reads_at_scale", lambda: workloads.reads_at_scale(tokens)),
     ]
     only = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))

@@ -19,3 +19,6 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {},
 }
 LOGGING = {"version": 1, "disable_existing_loggers": True}
+# The transparency log's sequencer is the bench's own process (run_sequencer), as in
+# production: not a thread of every process that writes.
+GROUNDING_LOG_SEQUENCER = "service"

@@ -5,13 +5,15 @@ writes: bulk registration beside COPY, change fan-out. wsp: WSP import and the
 COPY of its rows. serving: HTTP under gunicorn (register, floor, naive peer) and
 32 writers on one revision. memory: peak RSS of a writer process. reads: list pages
 at each corpus size beside the raw query, revisions/{n}. throttle: the throttle's
-cost per request.
+cost per request. transparency: the log's cost to the writes, proofs at scale, the
+verifier, checkpoint lag.
 """
 
 from bench.workloads.memory import peak_rss
 from bench.workloads.reads import reads_at_scale
 from bench.workloads.serving import concurrency, http_register
 from bench.workloads.throttle import throttle_cost
+from bench.workloads.transparency import transparency_log
 from bench.workloads.writes import bulk_register, fanout
 from bench.workloads.wsp import wsp_import
 
@@ -23,5 +25,6 @@ __all__ = [
     "peak_rss",
     "reads_at_scale",
     "throttle_cost",
+    "transparency_log",
     "wsp_import",
 ]

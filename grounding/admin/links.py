@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.text import capfirst
@@ -54,6 +54,7 @@ from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.reader import reader_for
 from policies.web.admin_base import ANY, DimensionListFilter, ProfileListFilter, holds
+from transparency import proofs, status
 
 
 @admin.register(GroundingLink)
@@ -158,6 +159,11 @@ class GroundingLinkAdmin(LinkScopedAdmin):
         return [
             path("validate-json/<str:schema>/", check, name="grounding_validate_json"),
             path("<path:object_id>/history/compare/", compare, name="grounding_link_compare"),
+            path(
+                "<path:object_id>/history/proof/<int:revision>/",
+                self.admin_site.admin_view(self.proof_view),
+                name="grounding_link_proof",
+            ),
             *super().get_urls(),
         ]
 
@@ -329,12 +335,25 @@ class GroundingLinkAdmin(LinkScopedAdmin):
             "opts": self.opts,
             "module_name": capfirst(self.opts.verbose_name_plural),
             "object": link,
-            "revisions": [] if disposed else revision_table(link, withheld),
+            "revisions": [] if disposed else _with_log_status(link, revision_table(link, withheld)),
             "withheld": withheld,
             **(extra_context or {}),
         }
         request.current_app = self.admin_site.name
         return TemplateResponse(request, self.object_history_template, context)
+
+    def proof_view(self, request: HttpRequest, object_id: str, revision: int) -> HttpResponse:
+        """Revision n's proof, as GET …/revisions/{n}/proof/ answers it, to download."""
+        link, _ = self._readable_link(request, unquote(object_id))
+        log = proofs.log_of(link.dimension_id)
+        leaf = proofs.revision_leaf(log, link.grounding_id, revision)
+        if leaf is None:
+            raise Http404("no sequenced leaf of the log records this revision (yet)")
+        response = JsonResponse(proofs.revision_proof(log, leaf))
+        response["Content-Disposition"] = (
+            f'attachment; filename="{link.grounding_id}-r{revision}-proof.json"'
+        )
+        return response
 
     def compare_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         link, document = self._readable_link(request, object_id)
@@ -365,6 +384,13 @@ class GroundingLinkAdmin(LinkScopedAdmin):
         return TemplateResponse(
             request, "admin/grounding/groundinglink/history_compare.html", context
         )
+
+
+def _with_log_status(link: GroundingLink, table: list[dict]) -> list[dict]:
+    """Each revision row with its standing in the Dimension's transparency log."""
+    log = proofs.log_of(link.dimension_id)
+    statuses = status.revision_statuses(log, link.grounding_id, [r["revision"] for r in table])
+    return [{**row, "log": statuses[row["revision"]]} for row in table]
 
 
 def _page_url(link: GroundingLink) -> str | None:

@@ -20,6 +20,7 @@ from grounding.selectors import get_link, revision_rows
 from grounding.services.projection import PROJECT
 from policies.kernel.refusals import Refusal
 from policies.operations import Operation
+from transparency import proofs
 
 READ_REVISIONS = Operation(
     "read",
@@ -28,6 +29,15 @@ READ_REVISIONS = Operation(
     headers=("ETag",),
     summary="The link's revisions, oldest first, with actor and reason",
     operation_id="groundings_revisions_list",
+)
+READ_REVISION_PROOF = Operation(
+    "read",
+    output="transparency.api.serializers.RevisionProofSerializer",
+    refusals=("not_found",),
+    summary="Revision n's leaf in the Dimension's transparency log, its inclusion proof "
+    "and the signed checkpoint it verifies against",
+    operation_id="groundings_revision_proof",
+    tags=("log",),
 )
 READ_REVISION = Operation(
     "read",
@@ -67,6 +77,20 @@ class RevisionDetailView(LinkView):
         # Disclosure is today's: decisions valid now, for the link's id and Dimension.
         body = reader.read(link, revision=revision)
         return self.tagged(Response(body), revision)
+
+
+class RevisionProofView(LinkView):
+    operation = READ_REVISION_PROOF
+
+    def get(self, request: Request, grounding_id, revision: int) -> Response:
+        link = get_link(grounding_id, actor=request.user)
+        self.reader().require_member(link.dimension_id, "grounding link")
+        # A disposed link's proofs stay valid: its leaves are never rewritten.
+        log = proofs.log_of(link.dimension_id)
+        leaf = proofs.revision_leaf(log, link.grounding_id, revision)
+        if leaf is None:
+            raise Refusal("not_found", "no sequenced leaf of the log records this revision (yet).")
+        return Response(proofs.revision_proof(log, leaf))
 
 
 class ProjectionView(LinkView):

@@ -4,6 +4,7 @@ Defaults are safe for production (DEBUG off, no hosts allowed, a secret key is
 required); `make run` sets what local use needs.
 """
 
+import base64
 import sysconfig
 from datetime import timedelta
 from pathlib import Path
@@ -98,6 +99,9 @@ INSTALLED_APPS = [
     # Sign-in lockout per username and client address (below; policies/lockout.py).
     "axes",
     "policies",
+    # The signed Merkle log per Dimension (docs/transparency.md): above policies, below
+    # evidence and grounding, which tell it their committed tables at start-up.
+    "transparency",
     "evidence",
     "grounding",
 ]
@@ -296,6 +300,36 @@ GROUNDING_MAX_VALUE_BYTES = env_int("GROUNDING_MAX_VALUE_BYTES", default=64 * 10
 
 # Optional JSON-lines mirror of committed audit events (references only, no source text).
 GROUNDING_AUDIT_LOG_PATH = env_str("GROUNDING_AUDIT_LOG_PATH", default="")
+
+# The transparency log (docs/transparency.md): every accepted write appends a leaf to
+# its Dimension's signed Merkle log. The checkpoints' Ed25519 signing key (a base64
+# 32-byte seed) is the trust root: required when DEBUG is off (`make run` writes one
+# into .env; `manage.py log_signing_key` prints a new one).
+GROUNDING_LOG_ENABLED = env_bool("GROUNDING_LOG_ENABLED", default=True)
+GROUNDING_LOG_SIGNING_KEY = env_str("GROUNDING_LOG_SIGNING_KEY", default="").strip()
+if GROUNDING_LOG_ENABLED and not GROUNDING_LOG_SIGNING_KEY and not DEBUG:
+    raise ImproperlyConfigured(
+        "GROUNDING_LOG_SIGNING_KEY is required when DJANGO_DEBUG is off (a base64 Ed25519 "
+        "seed: `manage.py log_signing_key` prints one)."
+    )
+if GROUNDING_LOG_SIGNING_KEY:
+    try:
+        _seed = base64.b64decode(GROUNDING_LOG_SIGNING_KEY, validate=True)
+    except ValueError:
+        _seed = b""
+    if len(_seed) != 32:
+        raise ImproperlyConfigured(
+            "GROUNDING_LOG_SIGNING_KEY must be a 32-byte Ed25519 seed in base64."
+        )
+# The host in the checkpoints' origin lines (<host>/grounding/<dimension>) and key name.
+GROUNDING_LOG_HOST = env_str("GROUNDING_LOG_HOST", default="localhost")
+# Who integrates leaves: "inline" (a thread of each app process, after each commit;
+# the default with DEBUG on) or "service" (`manage.py run_sequencer`, docker-compose).
+GROUNDING_LOG_SEQUENCER = env_str(
+    "GROUNDING_LOG_SEQUENCER", default="inline" if DEBUG else "service"
+)
+if GROUNDING_LOG_SEQUENCER not in ("inline", "service"):
+    raise ImproperlyConfigured("GROUNDING_LOG_SEQUENCER must be inline or service.")
 
 # Throttle counters (policies.web.throttling) are one store for every worker and server:
 # Redis when REDIS_URL is set (INCR + EXPIRE), else the ThrottleCounter table on the

@@ -40,6 +40,7 @@ from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.models import IdempotencyKey
 from policies.operations import Operation
+from transparency import keys, sequencer
 
 # Selector members that copy source text; positions and types are not payloads.
 _COPIED_SELECTOR_KEYS = ("exact", "prefix", "suffix", "value")
@@ -60,11 +61,13 @@ def do_dispose(
     if link.record_state == RecordState.DISPOSED:
         raise Refusal("link_disposed", "the link has already been disposed.")
     refuse_invalid(inputs.validate_group(inputs.of(DISPOSE), disposal, pointer=""))
+    # Every write queued before this one gets its leaf (its commitments made from the
+    # rows as stored) before the text is purged and the keys destroyed.
+    sequencer.integrate()
     purged = _purge_copied_payloads(link, actor=actor)
+    passage_ids = _passages_to_purge(link)
     purged.update(
-        retention.purge_passages(
-            dimension=link.dimension, passage_ids=_passages_to_purge(link), actor=actor
-        )
+        retention.purge_passages(dimension=link.dimension, passage_ids=passage_ids, actor=actor)
     )
     record = Disposal.objects.create(
         link=link,
@@ -75,6 +78,9 @@ def do_dispose(
         policy_ref=disposal["policy_ref"],
         purged=purged,
     )
+    # The keys of the link's and the purged passages' commitments go with the text: no
+    # guessed text can be confirmed against them; the log and its proofs stay valid.
+    keys.destroy(links=[link.grounding_id], passages=passage_ids, by=record.disposal_id)
     link.record_state = RecordState.DISPOSED
     link.recheck_state = RecheckState.WITHDRAWN
     link.disposition_receipt_ref = record.receipt_ref

@@ -30,6 +30,14 @@ def _results(**overrides) -> dict:
                                           o: {"p50_ms": 24.0} for o in ratios.ORDERINGS}}},
                            "revisions": {"1": {"p50_ms": 10.0}, "100": {"p50_ms": 11.0},
                                          "1000": {"p50_ms": 16.0}}},
+        "transparency": {"run_id": RUN,
+                         "bulk": {"on_links_per_s": 5000, "off_links_per_s": 5500},
+                         "http": {"on": {"req_per_s": 360.0}, "off": {"req_per_s": 400.0}},
+                         "verify": {"verify_leaves_per_s": 20000,
+                                    "hashing_leaves_per_s": 80000},
+                         "checkpoint_lag": {"p99_ms": 420.0},
+                         "proofs": {"1000000": {"p50_ms": 3.3}, "10000": {"p50_ms": 3.0},
+                                    "100000": {"p50_ms": 3.1}}},
         "memory": {"run_id": RUN, "bulk_register": {"links": 1000, "peak_rss_mb": 120.5},
                    "wsp_import": {"documents": 100, "peak_rss_mb": 310.0}},
     }  # fmt: skip
@@ -56,6 +64,10 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
         "ordering_scaling[-revision]": 1.2,
         "ordering_scaling[revision]": 3.0,  # 60 / 20
         "revisions_scaling": 1.6,  # 16 / 10
+        "log_bulk": 1.1,  # 5500 / 5000
+        "log_register": 1.11,  # 400 / 360
+        "log_verify": 4.0,  # 80000 / 20000
+        "inclusion_proof_scaling": 1.1,  # 3.3 / 3.0
     }
     assert {k: v["met"] for k, v in got.items()} == {
         "copy_over_bulk": True,
@@ -67,6 +79,10 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
         "list_scaling": True,
         **{f"ordering_scaling[{o}]": o != "revision" for o in ratios.ORDERINGS},
         "revisions_scaling": False,
+        "log_bulk": True,
+        "log_register": True,
+        "log_verify": False,
+        "inclusion_proof_scaling": True,
     }
     assert got["copy_over_bulk"] == {
         "ratio": 1.5, "registry": 6000, "limit": 9000, "unit": "links/s",
@@ -87,7 +103,7 @@ def test_the_bench_measures_every_documented_ordering_of_the_list():
     # One scaling ratio per ordering, between the list's and the revisions'.
     keys = list(ratios.SCALING)
     assert keys == ["list_scaling", *(f"ordering_scaling[{o}]" for o in ORDERINGS),
-                    "revisions_scaling"]  # fmt: skip
+                    "revisions_scaling", "inclusion_proof_scaling"]  # fmt: skip
 
 
 def test_a_figure_of_another_run_gives_no_ratio():
@@ -134,6 +150,14 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "24 ms", "one psycopg query, no HTTP (the floor): 6 ms", "4×", "≤ 3.0", "NO",
     )  # fmt: skip
     assert relative[6] == (
+        "bulk registration with the transparency log [log_bulk]",
+        "5,000 links/s",
+        "the log off: 5,500 links/s",
+        "1.10×",
+        "≤ 1.15",
+        "yes",
+    )
+    assert relative[9] == (
         "list page p50 across corpus sizes [list_scaling]",
         "20 ms / 22 ms / 24 ms",
         "at 10,000 / 100,000 / 1,000,000",
@@ -141,7 +165,7 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "≤ 1.5",
         "yes",
     )
-    assert relative[12] == (
+    assert relative[15] == (
         "list page p50 across sizes, ordering=revision [ordering_scaling[revision]]",
         "20 ms / 22 ms / 60 ms",
         "at 10,000 / 100,000 / 1,000,000",
@@ -149,12 +173,23 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "≤ 1.5",
         "NO",
     )
-    assert relative[13][0] == "revisions/{1, 100, 1000} p50 [revisions_scaling]"
+    assert relative[16][0] == "revisions/{1, 100, 1000} p50 [revisions_scaling]"
+    assert relative[17] == (
+        "inclusion proof p50 at 10k / 100k / 1M leaves [inclusion_proof_scaling]",
+        "3 ms / 3.10 ms / 3.30 ms",
+        "at 10,000 / 100,000 / 1,000,000",
+        "1.10×",
+        "≤ 1.5",
+        "yes",
+    )
     by_path = {row[0]: row for row in absolute}
     assert by_path["peak RSS, 100-document batch import"] == (
         "peak RSS, 100-document batch import", "310 MB", "—", "—", "< 300 MB", "NO",
     )  # fmt: skip
     assert by_path["HTTP register p99"][1:] == ("80.50 ms", "—", "—", "< 100 ms", "yes")
+    assert by_path["checkpoint lag p99 under steady HTTP register load"][1:] == (
+        "420 ms", "—", "—", "< 1,000 ms", "yes",
+    )  # fmt: skip
     # Figures of steps that did not run (concurrency) are left out.
     assert not [p for p in by_path if p.startswith("32 writers")]
 

@@ -19,6 +19,7 @@ PRODUCTION_ENV = {
     "DJANGO_SECRET_KEY": secrets.token_urlsafe(64),
     "DJANGO_ALLOWED_HOSTS": "grounding.example.org,localhost",
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://grounding.example.org",
+    "GROUNDING_LOG_SIGNING_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
 }
 
 
@@ -90,6 +91,16 @@ def test_settings_refuse_to_load_without_a_secret_key_when_debug_is_off():
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr
     assert "DJANGO_SECRET_KEY is required" in result.stderr
+
+
+def test_settings_refuse_to_load_without_a_log_signing_key_when_debug_is_off():
+    code = "from django.conf import settings; settings.INSTALLED_APPS"
+    result = _run(["-c", code], {**PRODUCTION_ENV, "GROUNDING_LOG_SIGNING_KEY": ""})
+    assert result.returncode != 0
+    assert "GROUNDING_LOG_SIGNING_KEY is required when DJANGO_DEBUG is off" in result.stderr
+    short = {**PRODUCTION_ENV, "GROUNDING_LOG_SIGNING_KEY": "c2hvcnQ="}
+    result = _run(["-c", code], short)
+    assert "must be a 32-byte Ed25519 seed in base64" in result.stderr
 
 
 def test_production_refuses_debug():

@@ -52,10 +52,12 @@ def test_the_schema_check_would_catch_a_broken_file(compose, schema):
     assert len(_errors(schema, broken)) >= 2
 
 
-def test_services_are_db_redis_migrate_and_web_plus_the_optional_pooler_and_replica(compose):
+def test_services_are_db_redis_migrate_web_and_the_sequencer_plus_the_pooler_and_replica(
+    compose,
+):
     services = compose["services"]
     always = {name for name, service in services.items() if not service.get("profiles")}
-    assert always == {"db", "redis", "migrate", "web"}
+    assert always == {"db", "redis", "migrate", "web", "sequencer"}
     assert services["pgbouncer"]["profiles"] == ["pooler"]
     assert services["db-replica"]["profiles"] == ["replica"]
 
@@ -177,3 +179,16 @@ def test_dockerfile_builds_a_non_root_gunicorn_image():
     assert user_lines and user_lines[-1] not in ("USER root", "USER 0")
     assert "gunicorn grounding.project.wsgi" in dockerfile
     assert (PROJECT / ".dockerignore").is_file()
+
+
+def test_the_sequencer_runs_after_migrations_on_the_primary_with_the_signing_key(compose):
+    sequencer = compose["services"]["sequencer"]
+    assert sequencer["command"][:3] == ["python", "manage.py", "run_sequencer"]
+    assert sequencer["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
+    env = sequencer["environment"]
+    assert "@db:5432/" in env["DATABASE_URL"]
+    assert env["DATABASE_POOLER"] == env["DATABASE_REPLICA_URL"] == ""
+    for name in ("web", "sequencer", "migrate"):
+        env = compose["services"][name]["environment"]
+        assert "${GROUNDING_LOG_SIGNING_KEY:?" in env["GROUNDING_LOG_SIGNING_KEY"]
+        assert env["GROUNDING_LOG_SEQUENCER"] == "service"

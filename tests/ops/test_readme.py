@@ -45,6 +45,7 @@ SUITE_ONLY = (
     "GROUNDING_ENV_FILE",
     "DATABASE_URL",
     "DATABASE_REPLICA_URL",
+    "GROUNDING_LOG_SIGNING_KEY",
     "MAKEFLAGS",
     "MFLAGS",
     "MAKELEVEL",
@@ -173,4 +174,12 @@ def test_every_readme_shell_block_works_as_written(tmp_path):
     assert len(ran) >= 5, ran
     # The scratch database is the default SQLite file of the copy, never the suite's.
     assert (scratch / "db.sqlite3").is_file()
-    assert (scratch / ".env").read_text() == (PROJECT / ".env.example").read_text()
+    # `.env` is `.env.example`, and the transparency log's demo signing key `make run`
+    # generated into it (a fresh shell has none: the suite's own is not passed on).
+    written = (scratch / ".env").read_text()
+    example = (PROJECT / ".env.example").read_text()
+    assert written.startswith(example), written
+    added = written[len(example) :].splitlines()
+    assert len(added) == 1 and re.fullmatch(
+        r"GROUNDING_LOG_SIGNING_KEY=[A-Za-z0-9+/]{43}=", added[0]
+    )

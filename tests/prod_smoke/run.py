@@ -11,7 +11,7 @@ import time
 import traceback
 from pathlib import Path
 
-from tests.prod_smoke import checks, faults
+from tests.prod_smoke import checks, faults, transparency
 from tests.prod_smoke.observe import Client, Watch
 from tests.prod_smoke.procs import SmokeFailure, Supervisor
 from tests.prod_smoke.topology import SERVERS, Topology, ensure_packages
@@ -109,6 +109,9 @@ def _topology(top: Topology, step: Steps) -> dict:
     print(f"   seed_demo: dimension {demo['dimension']}, tokens for {sorted(demo['tokens'])}")
     print(f"   check --deploy (the app servers' settings): {deploy.stdout.strip()}")
 
+    step("the transparency log's sequencer (manage.py run_sequencer) on the primary")
+    top.start_sequencer()
+
     step(f"PgBouncer (transaction pooling) on 127.0.0.1:{top.ports['pgbouncer']}")
     top.start_pgbouncer()
     step(f"Redis (shared throttle counters) on 127.0.0.1:{top.ports['redis']}")
@@ -146,6 +149,8 @@ def _checks(top: Topology, demo: dict, step: Steps) -> None:
     faults.app_server_killed(top, curator_token)
     step("the killed server restarted")
     faults.server_back(top)
+    step("transparency log: checkpoints under steady load, verified from outside")
+    transparency.checkpoints_under_load(top, curator_token)
     step("PgBouncer in transaction mode")
     checks.pooler(top)
     step("the replica's own statistics")

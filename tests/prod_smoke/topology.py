@@ -4,6 +4,7 @@ started from its Debian package (`packages.ensure_packages`)."""
 
 from __future__ import annotations
 
+import base64
 import os
 import secrets
 import sys
@@ -27,6 +28,8 @@ class Topology(DatabaseTier, WebTier):
     ports: dict[str, int] = field(default_factory=dict)
     services: dict[str, Service] = field(default_factory=dict)
     secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(50))
+    # The transparency log's signing key (a base64 Ed25519 seed), the smoke's own.
+    log_key: str = field(default_factory=lambda: base64.b64encode(os.urandom(32)).decode())
 
     def __post_init__(self) -> None:
         names = ["primary", "replica", "pgbouncer", "redis", *SERVERS, "https", "http"]
@@ -72,7 +75,28 @@ class Topology(DatabaseTier, WebTier):
             "REDIS_URL": f"redis://127.0.0.1:{self.ports['redis']}/0",
             # The checks send a few hundred writes a minute from one demo user.
             "GROUNDING_THROTTLE_RATES": "read=100000/min,write=100000/min,bulk=10000/min",
+            # The log's leaves are integrated by the sequencer service (start_sequencer).
+            "GROUNDING_LOG_SIGNING_KEY": self.log_key,
+            "GROUNDING_LOG_SEQUENCER": "service",
         }
+
+    def direct_env(self, name: str = "manage") -> dict[str, str]:
+        """An app environment straight to the primary (no pooler, no replica)."""
+        env = {**self.app_env(name), "DATABASE_URL": self.primary_url()}
+        for key in ("DATABASE_REPLICA_URL", "DATABASE_POOLER"):
+            env.pop(key)
+        return env
+
+    def start_sequencer(self) -> Service:
+        """`manage.py run_sequencer` on the primary, as docker-compose's `sequencer`."""
+        service = self.supervisor.start(
+            "sequencer",
+            [sys.executable, "manage.py", "run_sequencer", "--interval", "0.2"],
+            env=self.direct_env("sequencer"),
+            cwd=PROJECT,
+        )
+        self.services["sequencer"] = service
+        return service
 
     def manage(self, *args: str, env: dict[str, str] | None = None, timeout: float = 180):
         return run(

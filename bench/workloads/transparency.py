@@ -1,0 +1,279 @@
+"""The transparency log (docs/transparency.md): what it costs the writes, how proofs
+scale, how fast the verifier is, and how far checkpoints lag a steady write load.
+
+- bulk registration with the log and with it off in this process
+  (`transparency.enqueue.switch`), phases taking turns, a phase with the log timed
+  until the sequencer service (`manage.py run_sequencer`, running all along, as in
+  production) has integrated it;
+- HTTP register under gunicorn: a server with the log and one without
+  (GROUNDING_LOG_ENABLED=0), taking turns, the sequencer running; the checkpoint lag
+  of each write of the logged server (its covering checkpoint's signing time minus
+  the write's) is its steady-load lag;
+- inclusion proofs (GET /api/v1/log/proof/inclusion, in process) at 10k, 100k and
+  1M leaves of a scratch log whose tree is built by the sequencer's own append;
+- verify_log beside reading the same leaves and hashing them with hashlib in a loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from bench import app, generate
+from bench.workloads.common import BATCH, ROOT, env_int, ms, percentile, raw_conn
+from bench.workloads.serving import CLIENTS, REGISTER, _free_port, _loadgen, _summary, _wsgi_app
+
+SCALES = (10_000, 100_000, 1_000_000)
+
+
+@contextmanager
+def sequencer_service():
+    """`manage.py run_sequencer` in its own process, as docker-compose runs it."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.settings"}
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "run_sequencer", "--interval", "0.2"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        time.sleep(2)
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def transparency_log(tokens: dict) -> dict:
+    from transparency import sequencer
+
+    with sequencer_service():
+        bulk = _bulk_on_and_off()
+        http = _http_on_and_off(tokens)
+        lag = _lag_since(http.pop("since"))
+    sequencer.integrate()
+    return {
+        "bulk": bulk,
+        "http": http,
+        "checkpoint_lag": lag,
+        "verify": _verify_beside_hashing(),
+        "proofs": _proof_scaling(tokens),
+    }
+
+
+def _bulk_on_and_off() -> dict:
+    """Phases taking turns: `batches` batches with the log, timed until the sequencer
+    service has integrated them all (sustained throughput: the log keeps up or the
+    phase waits for it), then as many with the log off."""
+    from transparency import enqueue
+    from transparency.models import PendingWrite
+
+    batches = env_int("BENCH_LOG_BULK_BATCHES", 6)
+    curator = app.curator()
+    seconds: dict[bool, float] = {True: 0.0, False: 0.0}
+    offset, done = 5_000_000, 0
+    for phase in range(4):
+        on = phase % 2 == 0
+        enqueue.switch(on)
+        started = time.perf_counter()
+        for _ in range(batches // 2 or 1):
+            items = [generate.register_payload(offset + done + i) for i in range(BATCH)]
+            app.register_many(actor=curator, items=items)
+            done += BATCH
+        while on and PendingWrite.objects.exists():
+            time.sleep(0.02)
+        seconds[on] += time.perf_counter() - started
+    enqueue.switch(True)
+    each = BATCH * (batches // 2 or 1) * 2
+    return {
+        "batches_each": (batches // 2 or 1) * 2,
+        "batch_size": BATCH,
+        "on_links_per_s": round(each / seconds[True]),
+        "off_links_per_s": round(each / seconds[False]),
+    }
+
+
+@contextmanager
+def _servers(ports: dict[bool, int], workers: int, threads: int):
+    procs = []
+    for on, port in ports.items():
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "bench.settings",
+            "GROUNDING_LOG_ENABLED": "1" if on else "0",
+            "GROUNDING_LOG_SEQUENCER": "service",
+        }
+        command = [
+            str(Path(sys.executable).parent / "gunicorn"), _wsgi_app(),
+            "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+            "--threads", str(threads), "--log-level", "warning",
+        ]  # fmt: skip
+        procs.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))  # fmt: skip
+    try:
+        import socket
+
+        for port in ports.values():
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.2)
+        time.sleep(1.0)
+        yield
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=20)
+
+
+def _http_on_and_off(tokens: dict) -> dict:
+    from django.utils import timezone
+
+    requests = env_int("BENCH_LOG_HTTP_REQUESTS", 2000)
+    rounds = env_int("BENCH_HTTP_ROUNDS", 3)
+    workers = env_int("BENCH_GUNICORN_WORKERS", 2 * (os.cpu_count() or 2))
+    ports = {True: _free_port(), False: _free_port()}
+    token = tokens["curator"]
+    bodies = {on: [generate.register_payload((6_000_000 if on else 6_100_000) + i)
+                   for i in range(200)] for on in ports}  # fmt: skip
+    runs: dict[bool, list[dict]] = {True: [], False: []}
+    with _servers(ports, workers, 1):
+        for on, port in ports.items():
+            _loadgen([port], REGISTER, token, bodies[on], clients=CLIENTS, requests=200,
+                     seconds=20)  # fmt: skip
+        since = timezone.now()
+        for turn in range(rounds):
+            share = requests // rounds + (1 if turn < requests % rounds else 0)
+            for on, port in ports.items():
+                runs[on].append(_loadgen([port], REGISTER, token, bodies[on], clients=CLIENTS,
+                                         requests=share, seconds=120))  # fmt: skip
+    return {"on": _summary(runs[True]), "off": _summary(runs[False]), "since": since}
+
+
+def _lag_since(since) -> dict:
+    """Each logged write since `since`: its covering checkpoint's signing time minus the
+    write's own time (the audit event's), read back from the database."""
+    from transparency import sequencer
+
+    time.sleep(1)
+    sequencer.integrate()
+    with raw_conn() as conn:
+        lags = [
+            row[0]
+            for row in conn.execute(
+                "SELECT EXTRACT(EPOCH FROM (SELECT min(c.signed_at) FROM transparency_checkpoint c "
+                'WHERE c.log_id = l.log_id AND c.size > l."index") - l.at) '
+                "FROM transparency_leaf l WHERE l.at >= %s AND l.action = 'register'",
+                (since,),
+            )
+            if row[0] is not None
+        ]
+    lags = [float(x) for x in lags]
+    return {
+        "writes": len(lags),
+        "p50_ms": ms(percentile(lags, 0.5)) if lags else None,
+        "p99_ms": ms(percentile(lags, 0.99)) if lags else None,
+        "max_ms": ms(max(lags)) if lags else None,
+    }
+
+
+def _verify_beside_hashing() -> dict:
+    """verify_log of the demo log (commitments and all), beside fetching its leaves'
+    bytes and hashing each with hashlib in a loop (the least any verifier does)."""
+    from transparency import notes
+    from transparency.models import Log
+    from transparency.verifier import verify
+
+    log = Log.objects.get(dimension__name=app.DIMENSION)
+    times = []
+    for _ in range(2):
+        started = time.perf_counter()
+        with raw_conn() as conn, conn.cursor() as cursor:
+            cursor.execute(
+                'SELECT leaf FROM transparency_leaf WHERE log_id = %s AND "index" IS NOT NULL '
+                'ORDER BY "index"',
+                (log.pk,),
+            )
+            count = 0
+            for (leaf,) in cursor:
+                hashlib.sha256(b"\x00" + leaf).digest()
+                count += 1
+        times.append(time.perf_counter() - started)
+    hashing = min(times)
+    key = notes.signer().verifier_key
+    started = time.perf_counter()
+    report = verify(app.DIMENSION, verifier_key=key)
+    full = time.perf_counter() - started
+    started = time.perf_counter()
+    verify(app.DIMENSION, verifier_key=key, commitments=False)
+    tree = time.perf_counter() - started
+    return {
+        "leaves": count,
+        "commitments": report.commitments,
+        "ok": report.ok,
+        "hashing_leaves_per_s": round(count / hashing),
+        "verify_leaves_per_s": round(count / full),
+        "verify_tree_only_leaves_per_s": round(count / tree),
+    }
+
+
+def _proof_scaling(tokens: dict) -> dict:
+    """Inclusion proofs over HTTP (in process) at each size of a scratch log."""
+    from django.test import Client
+
+    from policies.models import Dimension, DimensionMembership
+    from transparency import merkle, notes
+    from transparency.models import Checkpoint, Log, Node
+
+    top = max(env_int("BENCH_LOG_PROOF_LEAVES", SCALES[-1]), SCALES[0])
+    sizes = [s for s in SCALES if s <= top]
+    dimension, _ = Dimension.objects.get_or_create(
+        name="bench-log", defaults={"namespace": "urn:bench:log"}
+    )
+    log = Log.objects.get(dimension=dimension)
+    DimensionMembership.objects.get_or_create(
+        user=app.curator(), dimension=dimension, role="curator"
+    )
+    Node.objects.filter(log=log).delete()
+    Checkpoint.objects.filter(log=log).delete()
+    client = Client(HTTP_AUTHORIZATION=f"Token {tokens['curator']}")
+    edge, size, out = [], 0, {}
+    rng = random.Random(7)
+    for target in sizes:
+        hashes = (hashlib.sha256(i.to_bytes(8, "big")).digest() for i in range(size, target))
+        edge, created = merkle.append(edge, size, hashes)
+        with raw_conn() as conn, conn.cursor() as cursor:
+            with cursor.copy(
+                "COPY transparency_node (log_id, level, position, hash) FROM STDIN"
+            ) as copy:
+                for (level, position), digest in created:
+                    copy.write_row((log.pk, level, position, digest))
+            conn.commit()
+        size = target
+        root = merkle.root_of(edge)
+        note = notes.sign_checkpoint(dimension.name, size, root)
+        Checkpoint.objects.create(log=log, size=size, root_hash=root, note=note)
+        Log.objects.filter(pk=log.pk).update(size=size, root_hash=root, checkpoint=note)
+        samples = []
+        for _ in range(20):  # warm: the first requests of a size read cold pages
+            client.get("/api/v1/log/proof/inclusion",
+                       {"dimension": dimension.name, "index": rng.randrange(size)})  # fmt: skip
+        for _ in range(env_int("BENCH_LOG_PROOFS", 200)):
+            index = rng.randrange(size)
+            started = time.perf_counter()
+            response = client.get("/api/v1/log/proof/inclusion",
+                                  {"dimension": dimension.name, "index": index})  # fmt: skip
+            samples.append(time.perf_counter() - started)
+            assert response.status_code == 200, response.content[:300]
+        out[str(size)] = {"p50_ms": ms(statistics.median(samples)),
+                          "p99_ms": ms(percentile(samples, 0.99))}  # fmt: skip
+    return out
