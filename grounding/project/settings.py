@@ -98,6 +98,10 @@ INSTALLED_APPS = [
     "axes",
     "policies",
     "evidence",
+    # The event feed: outbox, signed webhooks, the stream (docs/events.md). Above
+    # grounding in the dependency rule; listed before it because grounding's ready()
+    # must run last (it freezes what start-up loaded).
+    "feed",
     "grounding",
 ]
 
