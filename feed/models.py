@@ -154,7 +154,10 @@ class DeliveryLane(models.Model):
     webhook = models.OneToOneField(
         Webhook, on_delete=models.CASCADE, primary_key=True, related_name="lane"
     )
+    # Attempts numbered so far (the next attempt's `n` is one more) and when a worker
+    # last served the lane (lanes are served least recently served first).
     attempts = models.PositiveIntegerField(default=0)
+    served_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"lane of {self.webhook_id}"

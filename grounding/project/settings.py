@@ -354,6 +354,36 @@ REST_FRAMEWORK = {
 # first answer to a write sent with an Idempotency-Key is kept this long for retries.
 GROUNDING_IDEMPOTENCY_TTL_HOURS = env_int("GROUNDING_IDEMPOTENCY_TTL_HOURS", default=24)
 
+# The event feed (API.md "Event feed", docs/events.md). Webhook receivers must be https
+# and public unless GROUNDING_WEBHOOK_ALLOW_PRIVATE=1 (tests, local runs: http, private
+# and loopback receivers allowed). Failed deliveries are retried after these many seconds
+# (comma-separated; 9 retries after the first try by default); each try is cut after
+# GROUNDING_WEBHOOK_TIMEOUT seconds.
+GROUNDING_WEBHOOK_ALLOW_PRIVATE = env_bool("GROUNDING_WEBHOOK_ALLOW_PRIVATE", default=False)
+GROUNDING_WEBHOOK_RETRY_SCHEDULE = [
+    int(seconds)
+    for seconds in env_list(
+        "GROUNDING_WEBHOOK_RETRY_SCHEDULE",
+        default=["5", "300", "1800", "7200", "18000", "36000", "50400", "72000", "86400"],
+    )
+]
+GROUNDING_WEBHOOK_TIMEOUT = env_int("GROUNDING_WEBHOOK_TIMEOUT", default=15)
+if GROUNDING_WEBHOOK_TIMEOUT < 1 or any(s < 0 for s in GROUNDING_WEBHOOK_RETRY_SCHEDULE):
+    raise ImproperlyConfigured(
+        "GROUNDING_WEBHOOK_TIMEOUT must be at least 1 and the retry schedule non-negative."
+    )
+# The event stream (GET /api/v1/events/ as text/event-stream): how often an open stream
+# looks for new events, the comment line sent to keep an idle connection open, and how
+# long one response lasts under WSGI (a thread each; the client resumes with
+# Last-Event-ID). Under ASGI (grounding.project.asgi) a stream lasts until the client goes.
+GROUNDING_STREAM_POLL_SECONDS = float(env_str("GROUNDING_STREAM_POLL_SECONDS", default="1"))
+GROUNDING_STREAM_HEARTBEAT_SECONDS = env_int("GROUNDING_STREAM_HEARTBEAT_SECONDS", default=15)
+GROUNDING_STREAM_WSGI_SECONDS = env_int("GROUNDING_STREAM_WSGI_SECONDS", default=25)
+# GET /metrics (Prometheus): operators (superusers) only, or a scraper sending
+# `Authorization: Bearer <GROUNDING_METRICS_TOKEN>`; GROUNDING_METRICS_PUBLIC=1 opens it.
+GROUNDING_METRICS_PUBLIC = env_bool("GROUNDING_METRICS_PUBLIC", default=False)
+GROUNDING_METRICS_TOKEN = env_str("GROUNDING_METRICS_TOKEN", default="")
+
 # Client tokens (django-rest-knox rows; issued by `manage.py issue_token`): the
 # header is `Authorization: Token <key>`, keys are stored as SHA-512 digests, and
 # every token expires; a lifetime is not extended by use.

@@ -78,6 +78,10 @@ STATUS_BY_CODE: dict[str, int] = {
     "master_ref_conflict": 409,
     "integrity_conflict": 409,
     "change_conflict": 409,
+    # The event feed (feed.stream, feed.services): a forged or stale stream cursor, a
+    # replay asked of a webhook that is turned off.
+    "invalid_cursor": 400,
+    "webhook_inactive": 409,
     "export_unrepresentable": 422,
     # Idempotency keys (policies.web.idempotency, API.md "Retries and idempotency").
     "invalid_idempotency_key": 400,

@@ -52,6 +52,10 @@ ACTIONS: dict[tuple[str, str], str] = {
     ("policies_api:profile-list", "POST"): "create_profile",
     ("policies_api:profile-publish", "POST"): "publish_profile",
     ("evidence:wsp-import", "POST"): "wsp_import",
+    ("feed_api:webhook-list", "POST"): "create_webhook",
+    ("feed_api:webhook-detail", "PATCH"): "change_webhook",
+    ("feed_api:webhook-detail", "DELETE"): "delete_webhook",
+    ("feed_api:webhook-delivery-retry", "POST"): "retry_delivery",
     # Reads: a refused read leaves its event like a refused write (issue 12).
     ("grounding_api:link-list", "GET"): "read",
     ("grounding_api:link-detail", "GET"): "read",
