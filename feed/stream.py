@@ -90,6 +90,9 @@ RETRY = "retry: 2000\n\n"
 
 
 def _fetch(dimension: Dimension, after: Position | None) -> list:
+    """A page for an ASGI stream, from an executor thread: that thread's connection is
+    closed when unusable or older than CONN_MAX_AGE, as Django does around requests."""
+    close_old_connections()
     try:
         return page(dimension, after, PAGE_MAX)
     finally:
@@ -107,13 +110,15 @@ def wsgi_stream(dimension: Dimension, after: Position | None) -> Iterator[str]:
     yield RETRY
     ends = time.monotonic() + settings.GROUNDING_STREAM_WSGI_SECONDS
     beat = time.monotonic()
-    while time.monotonic() < ends:
-        found = _fetch(dimension, after)
+    while True:  # at least one look, however short the stream
+        found = page(dimension, after, PAGE_MAX)
         for cursor, document in found:
             yield sse(cursor, document)
             after = _advance(cursor)
         if len(found) == PAGE_MAX:
             continue
+        if time.monotonic() >= ends:
+            return
         if time.monotonic() - beat >= settings.GROUNDING_STREAM_HEARTBEAT_SECONDS:
             beat = time.monotonic()
             yield HEARTBEAT
