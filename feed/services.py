@@ -7,6 +7,7 @@ secret is returned once, by creation; nothing reads it back afterwards.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from policies.kernel.refusals import Offender, Refusal
 from policies.services import named_dimension, require_role
 
 MAX_DESCRIPTION = 500
+_NUMBER = re.compile(r"[1-9][0-9]{0,8}")
 EVENT_TYPES = frozenset(str(t) for t in EventType)
 
 
@@ -112,9 +114,11 @@ def do_retry_delivery(*, actor, webhook_id: Any, n: Any) -> Delivery:
     """Send attempt `n`'s event to the subscription again, as soon as a worker can: the
     same event, the same `webhook-id`. One more try: a failure is final again."""
     webhook = selectors.webhook_of(actor, webhook_id)
+    # Any other spelling of a number names no attempt (as an unknown number does).
+    number = int(n) if isinstance(n, int) or _NUMBER.fullmatch(str(n)) else None
     attempt = (
-        DeliveryAttempt.objects.filter(webhook=webhook, n=n).select_related("delivery").first()
-        if isinstance(n, int)
+        DeliveryAttempt.objects.filter(webhook=webhook, n=number).select_related("delivery").first()
+        if number is not None
         else None
     )
     if attempt is None:
@@ -129,7 +133,7 @@ def do_retry_delivery(*, actor, webhook_id: Any, n: Any) -> Delivery:
     delivery.due_at = timezone.now()
     delivery.finished_at = None
     delivery.save(update_fields=["state", "due_at", "attempts", "finished_at"])
-    _audit(actor, "retry_delivery", webhook, n=n)
+    _audit(actor, "retry_delivery", webhook, n=number)
     return delivery
 
 

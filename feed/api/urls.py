@@ -15,7 +15,7 @@ urlpatterns = [
         name="webhook-deliveries",
     ),
     path(
-        "webhooks/<uuid:webhook_id>/deliveries/<int:n>/retry/",
+        "webhooks/<uuid:webhook_id>/deliveries/<str:n>/retry/",
         views.DeliveryRetryView.as_view(),
         name="webhook-delivery-retry",
     ),

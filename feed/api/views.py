@@ -143,14 +143,20 @@ class DeliveryRetryView(ApiView):
         "delivery worker can",
         responses={202: RetriedSerializer},
         errors=(404, 409),
+        parameters=[
+            OpenApiParameter(
+                "n", OpenApiTypes.INT, OpenApiParameter.PATH,
+                description="The attempt's number (its `n` in the deliveries list).",
+            )
+        ],
         tags=["events"],
-    )
-    def post(self, request: Request, webhook_id, n: int) -> Response:
+    )  # fmt: skip
+    def post(self, request: Request, webhook_id, n: str) -> Response:
         return self.answer(
             lambda: services.retry_delivery(actor=request.user, webhook_id=webhook_id, n=n),
             lambda delivery: Response(
                 {
-                    "n": n,
+                    "n": int(n),
                     "event_id": str(delivery.event.event_id),
                     "delivery_state": delivery.state,
                     "due_at": delivery.due_at.isoformat().replace("+00:00", "Z"),

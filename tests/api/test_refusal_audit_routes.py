@@ -33,12 +33,18 @@ ACCEPTED = {
     ("policies_api:profile-list", "POST"): "create_profile",
     ("policies_api:profile-publish", "POST"): "publish_profile",
     ("evidence:wsp-import", "POST"): "wsp_import",
+    ("feed_api:webhook-list", "POST"): "create_webhook",
+    ("feed_api:webhook-detail", "PATCH"): "change_webhook",
+    ("feed_api:webhook-detail", "DELETE"): "delete_webhook",
+    ("feed_api:webhook-delivery-retry", "POST"): "retry_delivery",
 }
 # Operations that read no body, or refuse before reading it: still one refused event.
 ANSWERED_BEFORE_THE_BODY = {
     ("policies_api:decision-detail", "DELETE"): (404, "not_found"),  # no body
     ("policies_api:profile-publish", "POST"): (404, "not_found"),  # no body
     ("policies_api:dimension-list", "POST"): (403, "operator_required"),  # who, first
+    ("feed_api:webhook-detail", "DELETE"): (404, "not_found"),  # no body
+    ("feed_api:webhook-delivery-retry", "POST"): (404, "not_found"),  # no body
 }
 # Path arguments by name, typed as the converters want them.
 ARGUMENTS = {
@@ -46,6 +52,8 @@ ARGUMENTS = {
     "notification_id": uuid.UUID(int=2),
     "ref": "urn:set:none",  # an evidence set's, or a profile's name@version
     "key": "urn:access:none",
+    "webhook_id": uuid.UUID(int=3),
+    "n": 1,
 }
 
 
