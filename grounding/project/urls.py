@@ -31,6 +31,8 @@ urlpatterns = [
         name="docs",
     ),
     path("", include("grounding.project.health_urls")),
+    # Prometheus metrics (feed.api.metrics): operators or the scraper's token only.
+    path("metrics", include("feed.api.metrics_urls")),
     path("", include("grounding.pages.urls")),
 ]
 
