@@ -26,6 +26,11 @@ urlpatterns = [
         views_history.RevisionDetailView.as_view(),
         name="link-revision",
     ),
+    path(
+        f"{link}revisions/<int:revision>/proof/",
+        views_history.RevisionProofView.as_view(),
+        name="link-revision-proof",
+    ),
     path(f"{link}projection/", views_history.ProjectionView.as_view(), name="link-projection"),
     path(
         "change-notifications/",

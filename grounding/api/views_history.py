@@ -22,6 +22,8 @@ from grounding.choices import ProjectionFormat, RecordState
 from grounding.selectors import get_link, revision_rows
 from policies.kernel.refusals import Refusal
 from policies.web.openapi import api_operation
+from transparency import proofs
+from transparency.api.serializers import RevisionProofSerializer
 
 # The projection's query (ProjectionQuerySerializer bounds them by the stored row).
 PROJECTION_RECIPIENT = OpenApiParameter(
@@ -76,6 +78,25 @@ class RevisionDetailView(LinkView):
         # Disclosure is today's: decisions valid now, for the link's id and Dimension.
         body = reader.read(link, revision=revision)
         return self.tagged(Response(body), revision)
+
+
+class RevisionProofView(LinkView):
+    @api_operation(
+        summary="Revision n's leaf in the Dimension's transparency log, its inclusion proof "
+        "and the signed checkpoint it verifies against",
+        operation_id="groundings_revision_proof",
+        responses={200: RevisionProofSerializer},
+        errors=(404,),
+        tags=["log"],
+    )
+    def get(self, request: Request, grounding_id, revision: int) -> Response:
+        link = get_link(grounding_id, actor=request.user)
+        self.reader().require_member(link.dimension_id, "grounding link")
+        # A disposed link's proofs stay valid: its leaves are never rewritten.
+        leaf = proofs.revision_leaf(link.grounding_id, revision)
+        if leaf is None:
+            raise Refusal("not_found", "no sequenced leaf of the log records this revision (yet).")
+        return Response(proofs.revision_proof(proofs.log_of(link.dimension_id), leaf))
 
 
 class ProjectionView(LinkView):

@@ -97,6 +97,9 @@ INSTALLED_APPS = [
     # Sign-in lockout per username and client address (below; policies/lockout.py).
     "axes",
     "policies",
+    # The signed Merkle log per Dimension (docs/transparency.md): above policies, below
+    # evidence and grounding, which tell it their committed tables at start-up.
+    "transparency",
     "evidence",
     # The event feed: outbox, signed webhooks, the stream (docs/events.md). Above
     # grounding in the dependency rule; listed before it because grounding's ready()
@@ -289,6 +292,27 @@ GROUNDING_MAX_VALUE_BYTES = env_int("GROUNDING_MAX_VALUE_BYTES", default=64 * 10
 
 # Optional JSON-lines mirror of committed audit events (references only, no source text).
 GROUNDING_AUDIT_LOG_PATH = env_str("GROUNDING_AUDIT_LOG_PATH", default="")
+
+# The transparency log (docs/transparency.md): every accepted write appends a leaf to
+# its Dimension's signed Merkle log. The checkpoints' Ed25519 signing key (a base64
+# 32-byte seed) is the trust root: required when DEBUG is off (`make run` writes one
+# into .env; `manage.py log_signing_key` prints a new one).
+GROUNDING_LOG_ENABLED = env_bool("GROUNDING_LOG_ENABLED", default=True)
+GROUNDING_LOG_SIGNING_KEY = env_str("GROUNDING_LOG_SIGNING_KEY", default="")
+if GROUNDING_LOG_ENABLED and not GROUNDING_LOG_SIGNING_KEY and not DEBUG:
+    raise ImproperlyConfigured(
+        "GROUNDING_LOG_SIGNING_KEY is required when DJANGO_DEBUG is off (a base64 Ed25519 "
+        "seed: `manage.py log_signing_key` prints one)."
+    )
+# The host in the checkpoints' origin lines (<host>/grounding/<dimension>) and key name.
+GROUNDING_LOG_HOST = env_str("GROUNDING_LOG_HOST", default="localhost")
+# Who integrates leaves: "inline" (a thread of each app process, after each commit;
+# the default with DEBUG on) or "service" (`manage.py run_sequencer`, docker-compose).
+GROUNDING_LOG_SEQUENCER = env_str(
+    "GROUNDING_LOG_SEQUENCER", default="inline" if DEBUG else "service"
+)
+if GROUNDING_LOG_SEQUENCER not in ("inline", "service"):
+    raise ImproperlyConfigured("GROUNDING_LOG_SEQUENCER must be inline or service.")
 
 # Throttle counters (policies.web.throttling) are one store for every worker and server:
 # Redis when REDIS_URL is set (INCR + EXPIRE), else the ThrottleCounter table on the

@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/v1/", include("grounding.api.urls")),
     path("api/v1/", include("policies.api.urls")),
     path("api/v1/", include("evidence.api.urls")),
+    path("api/v1/", include("transparency.api.urls")),
     path("api/v1/", include("feed.api.urls")),
     path("api/schema/", SchemaView.as_view(), name="schema"),
     # Swagger UI's set-up script as a file and its page style in one (CSP: no inline code).

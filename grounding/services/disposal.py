@@ -38,6 +38,7 @@ from policies.actions import composable, public_entry
 from policies.choices import Role
 from policies.kernel.refusals import Refusal
 from policies.models import IdempotencyKey
+from transparency import keys
 
 # Selector members that copy source text; positions and types are not payloads.
 _COPIED_SELECTOR_KEYS = ("exact", "prefix", "suffix", "value")
@@ -59,10 +60,9 @@ def do_dispose(
         raise Refusal("link_disposed", "the link has already been disposed.")
     refuse_invalid(inputs.validate_group(inputs.DISPOSAL, disposal, pointer=""))
     purged = _purge_copied_payloads(link, actor=actor)
+    passage_ids = _passages_to_purge(link)
     purged.update(
-        retention.purge_passages(
-            dimension=link.dimension, passage_ids=_passages_to_purge(link), actor=actor
-        )
+        retention.purge_passages(dimension=link.dimension, passage_ids=passage_ids, actor=actor)
     )
     record = Disposal.objects.create(
         link=link,
@@ -73,6 +73,9 @@ def do_dispose(
         policy_ref=disposal["policy_ref"],
         purged=purged,
     )
+    # The keys of the link's and the purged passages' commitments go with the text: no
+    # guessed text can be confirmed against them; the log and its proofs stay valid.
+    keys.destroy(links=[link.grounding_id], passages=passage_ids, by=record.disposal_id)
     link.record_state = RecordState.DISPOSED
     link.recheck_state = RecheckState.WITHDRAWN
     link.disposition_receipt_ref = record.receipt_ref

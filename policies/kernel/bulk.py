@@ -23,7 +23,7 @@ from django.db import connections, models, router
 from django.utils import timezone
 from simple_history.utils import get_history_manager_for_model
 
-from policies.kernel import rows
+from policies.kernel import rows, written
 
 # Below this many rows one INSERT (one round trip) is cheaper than COPY (two).
 COPY_MIN_ROWS = 16
@@ -64,12 +64,14 @@ def insert_with_history(
     if not direct_write(connection, model, objs):
         model._default_manager.using(using).bulk_create(objs)
         # simple-history's own bulk path, per-object overrides included.
-        get_history_manager_for_model(model).bulk_history_create(
+        history = get_history_manager_for_model(model).bulk_history_create(
             objs,
             default_user=user if getattr(user, "pk", None) else None,
             default_change_reason=change_reason,
             default_date=when,
         )
+        if written.collecting() and history:
+            written.note(using, history[0]._meta.db_table, [h.pk for h in history])
         return
     fields, values = rows.db_rows(model, objs, connection)
     _send(connection, model, fields, values, len(objs))
@@ -174,17 +176,26 @@ def history_params(model, extra: dict, connection) -> list:
 def copy_history_of(connection, model, keys: Sequence, extra: dict) -> None:
     """The history rows of the rows `keys` names, copied by the database, in `keys`
     order, with these history columns (`history_values`)."""
-    statement = _history_statement(model, connection.alias)
+    collect = written.collecting()
+    statement = _history_statement(model, connection.alias, collect)
     with connection.cursor() as cursor:
         cursor.execute(statement, [*history_params(model, extra, connection), list(keys)])
         if cursor.rowcount != len(keys):
             raise RuntimeError(f"wrote {cursor.rowcount} history rows for {len(keys)} objects")
+        if collect:
+            # The transparency log commits to the history rows by their keys.
+            history = history_model_of(model)._meta
+            written.note(connection.alias, history.db_table, [r[0] for r in cursor.fetchall()])
 
 
 @functools.cache
-def _history_statement(model, alias: str) -> str:
+def _history_statement(model, alias: str, returning: bool = False) -> str:
     connection = connections[alias]
-    return history_select(model, connection.ops.quote_name(model._meta.db_table), connection)
+    statement = history_select(model, connection.ops.quote_name(model._meta.db_table), connection)
+    if returning:
+        pk = history_model_of(model)._meta.pk.column
+        statement += f" RETURNING {connection.ops.quote_name(pk)}"
+    return statement
 
 
 def history_select(model: type[models.Model], source: str, connection) -> str:

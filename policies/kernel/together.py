@@ -22,7 +22,7 @@ from datetime import datetime
 from django.db import connections, models, router
 from django.utils import timezone
 
-from policies.kernel import bulk, cursors, rows
+from policies.kernel import bulk, cursors, rows, written
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,8 @@ def insert_together(
         return
     when = date or timezone.now()
     shape = tuple((i.model, len(i.objs), i.history) for i in inserts)
-    statement, expected = _statement(using, shape)
+    collect = written.collecting()
+    statement, expected = _statement(using, shape, collect)
     history = bulk.history_values(when, user, change_reason)
     params: list = []
     for item in inserts:
@@ -67,23 +68,33 @@ def insert_together(
             params.append([getattr(obj, model._meta.pk.attname) for obj in item.objs])
     with cursors.server_bound(connection) as cursor:
         cursor.execute(statement, params)
-        written = tuple(cursor.fetchone())
-    if written != expected:
-        raise RuntimeError(f"wrote {written} rows where {expected} were due")
+        answer = tuple(cursor.fetchone())
+    counts = answer[: len(expected)]
+    if counts != expected:
+        raise RuntimeError(f"wrote {counts} rows where {expected} were due")
     for item in inserts:
         rows.mark_saved(item.objs, using)
+    if collect:
+        # The keys of the history rows, then of the rows without history, in order.
+        keys = iter(answer[len(expected) :])
+        for item in inserts:
+            table = (bulk.history_model_of(item.model) if item.history else item.model)._meta
+            written.note(using, table.db_table, next(keys) or [])
 
 
 @functools.lru_cache(maxsize=256)
 def _statement(
-    using: str, shape: tuple[tuple[type[models.Model], int, bool], ...]
+    using: str, shape: tuple[tuple[type[models.Model], int, bool], ...], keys: bool = False
 ) -> tuple[str, tuple[int, ...]]:
     """The statement for inserts of this shape (model, rows, history), and the row
-    counts it must report: built once per shape, not per write."""
+    counts it must report: built once per shape, not per write. With `keys`, it also
+    reports, per insert, the keys of the history rows written (of the rows themselves
+    for an insert without history), for `written`."""
     connection = connections[using]
     quote = connection.ops.quote_name
     parts: list[str] = []
     counts: list[tuple[str, int]] = []
+    collected: list[str] = []
     for n, (model, count, history) in enumerate(shape):
         fields = model._meta.concrete_fields
         columns = ", ".join(quote(f.column) for f in fields)
@@ -95,9 +106,15 @@ def _statement(
         counts.append((f"m{n}", count))
         if history:
             select = bulk.history_select(model, f"m{n}", connection)
-            parts.append(f"h{n} AS ({select} RETURNING 1)")
+            pk = quote(bulk.history_model_of(model)._meta.pk.column)
+            parts.append(f"h{n} AS ({select} RETURNING {pk if keys else '1'})")
             counts.append((f"h{n}", count))
+            collected.append(f"(SELECT array_agg({pk}) FROM h{n})")
+        else:
+            collected.append(f"(SELECT array_agg({quote(model._meta.pk.column)}) FROM m{n})")
     tally = ", ".join(f"(SELECT count(*) FROM {name})" for name, _ in counts)
+    if keys:
+        tally += ", " + ", ".join(collected)
     statement = f"WITH {', '.join(parts)} SELECT {tally}"
     return cursors.numbered(statement), tuple(c for _, c in counts)
 

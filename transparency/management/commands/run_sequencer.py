@@ -1,0 +1,31 @@
+"""`manage.py run_sequencer`: the transparency log's sequencer as a service
+(docker-compose, the production smoke): integrate committed leaves and sign
+checkpoints every `--interval` seconds, until SIGTERM or SIGINT."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+from django.core.management.base import BaseCommand
+
+from transparency import sequencer
+
+
+class Command(BaseCommand):
+    help = "Integrate committed leaves into their logs and sign checkpoints, continuously."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--interval", type=float, default=0.2, help="seconds between runs")
+        parser.add_argument("--once", action="store_true", help="integrate once, then exit")
+
+    def handle(self, *args, **options) -> None:
+        if options["once"]:
+            self.stdout.write(f"integrated {sequencer.integrate()} leaves")
+            return
+        stop = threading.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stop.set())
+        self.stdout.write(f"sequencer running every {options['interval']} s")
+        self.stdout.flush()
+        sequencer.run_forever(options["interval"], stop)
