@@ -65,7 +65,8 @@ def position_of(cursor: str, dimension: Dimension, pointer: str) -> Position:
         raise refuse("the cursor is not signed by this registry.") from None
     if dimension_id != dimension.pk:
         raise refuse("the cursor belongs to another stream.")
-    if not Event.objects.filter(pk=event_pk, dimension_id=dimension.pk).exists():
+    event = Event.objects.filter(pk=event_pk, dimension_id=dimension.pk).first()
+    if event is None or (log_link.log_on() and log_link.leaf_index_of(event) != logindex):
         raise refuse("the cursor names no event of this stream (stale).")
     return Position(logindex, event_pk)
 
@@ -130,14 +131,15 @@ class Watcher:
     it, so idle subscribers cost no query each."""
 
     def __init__(self) -> None:
-        self.head: int | None = None
+        self.head: tuple | None = None
         self.changed = asyncio.Event()
         self.task: asyncio.Task | None = None
 
     @staticmethod
-    def _head() -> int:
+    def _head() -> tuple:
+        close_old_connections()
         try:
-            return Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
+            return log_link.head()
         finally:
             close_old_connections()
 

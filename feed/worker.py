@@ -109,6 +109,10 @@ def ready_deliveries(webhook_id, now, limit: int = BATCH) -> list[Delivery]:
 def serve_one_lane(*, post: Poster = transport.post, batch: int = BATCH) -> Served | None:
     """Claim one lane and deliver a batch of its ready deliveries; None if no lane
     with a due delivery is free."""
+    # Committed leaves get their index first (unless a sequencer holds their log):
+    # an event is sent with its logindex. Outside the lane's transaction, so the log
+    # is never held while a receiver answers.
+    log_link.integrate(wait=False)
     with transaction.atomic():
         now = timezone.now()
         lane = claim_lane(now)
@@ -120,7 +124,7 @@ def serve_one_lane(*, post: Poster = transport.post, batch: int = BATCH) -> Serv
         served = Served(webhook.pk, 0, {})
         for delivery in deliveries:
             logindex = indexes.get(delivery.event.audit_event_id)
-            if log_link.log_installed() and logindex is None:
+            if log_link.log_on() and logindex is None:
                 continue  # its leaf is not integrated yet: the next pass sends it
             answer = _send(webhook, delivery, logindex, post)
             lane.attempts += 1
@@ -135,14 +139,11 @@ def serve_one_lane(*, post: Poster = transport.post, batch: int = BATCH) -> Serv
 
 
 def _logindexes(deliveries: list[Delivery]) -> dict:
-    if not deliveries or not log_link.log_installed():
+    """Each delivery's logindex (an event whose leaf is not integrated yet is sent by
+    a later pass, with it)."""
+    if not deliveries or not log_link.log_on():
         return {}
-    ids = [d.event.audit_event_id for d in deliveries]
-    found = log_link.logindexes(ids)
-    if len(found) < len(set(ids)):
-        log_link.integrate(deliveries[0].event.dimension.name)
-        found = log_link.logindexes(ids)
-    return found
+    return log_link.logindexes(d.event.audit_event_id for d in deliveries)
 
 
 def _send(webhook: Webhook, delivery: Delivery, logindex, post: Poster) -> transport.Answer:

@@ -44,6 +44,7 @@ def test_three_500s_then_200_carry_one_webhook_id_each_validly_signed(world):
         assert document["subject"] == str(link.pk)
         assert document["source"] == f"urn:grounding:{world.dimension.name}"
         assert document["sequence"] == 1
+        assert isinstance(document["logindex"], int)  # its leaf in the Dimension's log
         assert document["specversion"] == "1.0"
         assert request.headers["Content-Type"].startswith("application/cloudevents+json")
     assert len(bodies) == 1  # the same bytes every time

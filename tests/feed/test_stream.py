@@ -9,7 +9,7 @@ import json
 import pytest
 from django.core import signing
 
-from feed import stream
+from feed import log_link, stream
 from tests import factories
 from tests.api.helpers import client_for, problem
 
@@ -17,9 +17,16 @@ EVENTS = "/api/v1/events/"
 
 
 def _page(client, world, **params):
+    log_link.integrate()  # the sequencer (a service in production) integrates the leaves
     response = client.get(EVENTS, {"dimension": world.dimension.name, **params})
     assert response.status_code == 200, response.content
     return response.json()
+
+
+def _stream(client, world, **headers):
+    log_link.integrate()
+    return client.get(EVENTS, {"dimension": world.dimension.name},
+                      HTTP_ACCEPT="text/event-stream", **headers)  # fmt: skip
 
 
 def _sse(response) -> list[tuple[str, dict]]:
@@ -83,9 +90,15 @@ def test_a_forged_cursor_is_a_400_problem(world, link, cursor):
 
 
 def test_a_stale_or_foreign_cursor_is_a_400_problem(world, link):
+    log_link.integrate()
+    first = stream.page(world.dimension, None, 1)[0][1]
+    from feed.models import Event
+
+    pk = Event.objects.get(event_id=first["id"]).pk
+    wrong_index = stream.cursor_of(world.dimension.pk, first["logindex"] + 5, pk)
     stale = stream.cursor_of(world.dimension.pk, 0, 10**9)
     foreign = stream.cursor_of(world.dimension.pk + 1, 0, 1)
-    for cursor in (stale, foreign):
+    for cursor in (stale, foreign, wrong_index):
         response = client_for(world.curator).get(
             EVENTS, {"dimension": world.dimension.name}, HTTP_LAST_EVENT_ID=cursor
         )
@@ -98,20 +111,43 @@ def test_the_event_stream_resumes_after_last_event_id_without_a_gap(world, setti
     links = [factories.register_link(world.curator, world.dimension, world.profile,
                                      world.passage) for _ in range(3)]  # fmt: skip
     client = client_for(world.curator)
-    response = client.get(EVENTS, {"dimension": world.dimension.name},
-                          HTTP_ACCEPT="text/event-stream")  # fmt: skip
+    response = _stream(client, world)
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/event-stream")
     seen = _sse(response)
     assert [e["subject"] for _, e in seen] == [str(link.pk) for link in links]
     # Dropped after the second; more writes; resumed with Last-Event-ID.
     factories.assess(world.reviewer, links[0])
-    resumed = _sse(client.get(EVENTS, {"dimension": world.dimension.name},
-                              HTTP_ACCEPT="text/event-stream",
-                              HTTP_LAST_EVENT_ID=seen[1][0]))  # fmt: skip
+    resumed = _sse(_stream(client, world, HTTP_LAST_EVENT_ID=seen[1][0]))
     got = [e for _, e in seen[:2]] + [e for _, e in resumed]
     assert [(e["subject"], e["sequence"]) for e in got] == [
         (str(links[0].pk), 1), (str(links[1].pk), 1), (str(links[2].pk), 1),
         (str(links[0].pk), 2),
     ]  # fmt: skip
     assert len({e["id"] for e in got}) == 4
+    # Each event is its leaf: the Dimension's log indexes, contiguous from the first.
+    indexes = [e["logindex"] for e in got]
+    assert indexes == list(range(indexes[0], indexes[0] + 4))
+
+
+def test_the_events_cover_exactly_the_logs_leaves(world, link):
+    """A consumer's completeness check: the logindexes it received are exactly the
+    leaves of the log between two checkpoints (here: all of them)."""
+    from policies import governance
+    from transparency.models import Leaf
+
+    factories.assess(world.reviewer, link)
+    governance.record_disclosure_decision(
+        actor=world.access_steward,
+        dimension=world.dimension,
+        values={"decision_ref": "urn:access:cover", "recipient_scope": "partner:x",
+                "purpose": "citation-display", "fields": ["statement"]},
+    )  # fmt: skip
+    events = _page(client_for(world.curator), world, limit=500)["events"]
+    leaves = Leaf.objects.filter(log__dimension=world.dimension, index__isnull=False)
+    assert sorted({e["logindex"] for e in events}) == sorted(leaves.values_list("index", flat=True))
+    assert [(e["type"], e["sequence"]) for e in events] == [
+        ("org.grounding.link.registered", 1),
+        ("org.grounding.link.assessed", 2),
+        ("org.grounding.decision.recorded", 1),
+    ]
