@@ -448,6 +448,9 @@ SPECTACULAR_SETTINGS = {
         "AnchorStatusEnum": ["resolved", "ambiguous", "unresolved"],
         "EndpointRoleEnum": ["target", "body"],
         "CitationFormatEnum": "grounding.choices.CITATION_FORMATS",
+        "EventTypeEnum": "feed.choices.EventType",
+        "DeliveryStateEnum": "feed.choices.DeliveryState",
+        "AttemptOutcomeEnum": "feed.choices.AttemptOutcome",
     },
 }
 
