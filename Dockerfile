@@ -22,6 +22,7 @@ COPY pyproject.toml README.md ./
 COPY grounding ./grounding
 COPY evidence ./evidence
 COPY policies ./policies
+COPY feed ./feed
 RUN pip install --no-deps .
 COPY manage.py ./
 

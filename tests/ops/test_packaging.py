@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 
 PROJECT = Path(settings.BASE_DIR)
-PACKAGES = ("grounding", "evidence", "policies")
+PACKAGES = ("grounding", "evidence", "policies", "feed")
 
 
 def test_templates_are_found_in_the_apps_only():
