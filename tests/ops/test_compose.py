@@ -76,9 +76,7 @@ def test_the_stream_is_served_by_uvicorn_and_webhooks_by_delivery_workers(compos
     deliver = compose["services"]["deliver"]
     assert deliver["command"][:3] == ["python", "manage.py", "deliver_events"]
     for service in (stream, deliver):
-        assert service["depends_on"]["migrate"] == {
-            "condition": "service_completed_successfully"
-        }
+        assert service["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
         assert "${DJANGO_SECRET_KEY:?" in service["environment"]["DJANGO_SECRET_KEY"]
 
 
