@@ -32,6 +32,8 @@ def _results(**overrides) -> dict:
                                          "1000": {"p50_ms": 16.0}}},
         "memory": {"run_id": RUN, "bulk_register": {"links": 1000, "peak_rss_mb": 120.5},
                    "wsp_import": {"documents": 100, "peak_rss_mb": 310.0}},
+        "event_feed": {"run_id": RUN, "outbox": {"with_outbox": {"per_s": 400.0},
+                                                 "without_outbox": {"per_s": 420.0}}},
     }  # fmt: skip
     # An ordering that sorts the whole Dimension: a middle page 3 times slower at 1M.
     results["reads_at_scale"]["scales"]["1000000"]["orderings"]["revision"]["p50_ms"] = 60.0
@@ -48,6 +50,7 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
         "register_over_naive_peer": 1.25,  # 400 / 320
         "list_over_raw": 4.0,  # 24 / 6
         "fanout_over_bulk": 0.75,  # 4500 / 6000
+        "outbox_over_register": 1.05,  # 420 / 400
         "list_scaling": 1.2,  # 24 / 20
         "ordering_scaling[-grounding_id]": 1.2,
         "ordering_scaling[grounding_id]": 1.2,
@@ -64,6 +67,7 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
         "register_over_naive_peer": True,
         "list_over_raw": False,
         "fanout_over_bulk": False,
+        "outbox_over_register": True,
         "list_scaling": True,
         **{f"ordering_scaling[{o}]": o != "revision" for o in ratios.ORDERINGS},
         "revisions_scaling": False,
@@ -133,7 +137,9 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
     assert relative[4][1:] == (
         "24 ms", "one psycopg query, no HTTP (the floor): 6 ms", "4×", "≤ 3.0", "NO",
     )  # fmt: skip
-    assert relative[6] == (
+    assert relative[6][0] == "register with the event outbox vs without [outbox_over_register]"
+    assert relative[6][3:] == ("1.05×", "≤ 1.1", "yes")
+    assert relative[7] == (
         "list page p50 across corpus sizes [list_scaling]",
         "20 ms / 22 ms / 24 ms",
         "at 10,000 / 100,000 / 1,000,000",
@@ -141,7 +147,7 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "≤ 1.5",
         "yes",
     )
-    assert relative[12] == (
+    assert relative[13] == (
         "list page p50 across sizes, ordering=revision [ordering_scaling[revision]]",
         "20 ms / 22 ms / 60 ms",
         "at 10,000 / 100,000 / 1,000,000",
@@ -149,7 +155,7 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "≤ 1.5",
         "NO",
     )
-    assert relative[13][0] == "revisions/{1, 100, 1000} p50 [revisions_scaling]"
+    assert relative[14][0] == "revisions/{1, 100, 1000} p50 [revisions_scaling]"
     by_path = {row[0]: row for row in absolute}
     assert by_path["peak RSS, 100-document batch import"] == (
         "peak RSS, 100-document batch import", "310 MB", "—", "—", "< 300 MB", "NO",
