@@ -4,6 +4,7 @@ started from its Debian package (`packages.ensure_packages`)."""
 
 from __future__ import annotations
 
+import base64
 import os
 import secrets
 import sys
@@ -27,6 +28,7 @@ class Topology(DatabaseTier, WebTier):
     ports: dict[str, int] = field(default_factory=dict)
     services: dict[str, Service] = field(default_factory=dict)
     secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(50))
+    log_seed: bytes = field(default_factory=lambda: secrets.token_bytes(32))
 
     def __post_init__(self) -> None:
         names = ["primary", "replica", "pgbouncer", "redis", *SERVERS, "https", "http"]
@@ -70,6 +72,12 @@ class Topology(DatabaseTier, WebTier):
             # The throttle counters every server shares (as REDIS_URL in production):
             # kept off the database, so a read touches the replica alone.
             "REDIS_URL": f"redis://127.0.0.1:{self.ports['redis']}/0",
+            # The event feed's receiver in the smoke listens on loopback, over http.
+            "GROUNDING_WEBHOOK_ALLOW_PRIVATE": "1",
+            # The transparency log's checkpoints are signed (a key for this run only).
+            "GROUNDING_LOG_SIGNING_KEY": os.environ.get(
+                "GROUNDING_LOG_SIGNING_KEY", base64.b64encode(self.log_seed).decode()
+            ),
             # The checks send a few hundred writes a minute from one demo user.
             "GROUNDING_THROTTLE_RATES": "read=100000/min,write=100000/min,bulk=10000/min",
         }
