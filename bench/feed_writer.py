@@ -21,6 +21,8 @@ def main() -> None:
     import django
 
     django.setup()
+    from django.db import OperationalError
+
     from bench import app, generate
 
     curator = app.curator()
@@ -29,7 +31,7 @@ def main() -> None:
     app.register(actor=curator, payload=generate.register_payload(args.offset + count))  # warm
     time.sleep(max(0.0, args.start - time.time()))
     started = time.time()
-    behind = 0
+    behind = retried = 0
     for i, payload in enumerate(payloads):
         due = started + i / args.rate
         wait = due - time.time()
@@ -37,9 +39,14 @@ def main() -> None:
             time.sleep(wait)
         else:
             behind += 1
-        app.register(actor=curator, payload=payload)
-    json.dump({"written": count, "started": started, "ended": time.time(), "late": behind},
-              sys.stdout)  # fmt: skip
+        for _ in range(5):  # a client retries a write the database aborted (a deadlock)
+            try:
+                app.register(actor=curator, payload=payload)
+                break
+            except OperationalError:
+                retried += 1
+    json.dump({"written": count, "started": started, "ended": time.time(), "late": behind,
+               "retried": retried}, sys.stdout)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -31,6 +31,9 @@ class WebhookAdmin(GovernedAdmin):
         ANY,
     )  # fmt: skip
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Webhook]:
+        return super().get_queryset(request).filter(deleted_at__isnull=True)
+
     def has_change_webhooks_permission(self, request: HttpRequest) -> bool:
         return self.has_module_permission(request)
 

@@ -36,6 +36,10 @@ class Webhook(models.Model):
     # out of the history rows: history is shown to stewards and exported.
     secret = models.CharField(max_length=100)
     active = models.BooleanField(default=True)
+    # Deleted by a steward: kept (with its attempts, for the audit trail) but no longer
+    # shown or delivered to. A row is never removed while writes may still owe it a
+    # delivery (a concurrent write's outbox statement joins the active subscriptions).
+    deleted_at = models.DateTimeField(null=True, blank=True)
     disabled_reason = models.CharField(max_length=255, blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -29,7 +29,11 @@ def member_dimension_ids(actor) -> list[int]:
 
 def webhooks_for(actor) -> QuerySet[Webhook]:
     """The subscriptions of the Dimensions the actor stewards (operators: all)."""
-    webhooks = Webhook.objects.select_related("dimension").order_by("created_at", "webhook_id")
+    webhooks = (
+        Webhook.objects.filter(deleted_at__isnull=True)
+        .select_related("dimension")
+        .order_by("created_at", "webhook_id")
+    )
     if is_operator(actor):
         return webhooks
     stewarded = stewarded_dimension_ids(actor)
@@ -47,7 +51,7 @@ def webhook_of(actor, webhook_id: Any) -> Webhook:
         key = None
     found = None
     if key is not None:
-        scope = Webhook.objects.select_related("dimension").filter(pk=key)
+        scope = Webhook.objects.select_related("dimension").filter(pk=key, deleted_at__isnull=True)
         if not is_operator(actor):
             scope = scope.filter(dimension_id__in=member_dimension_ids(actor))
         found = scope.first()

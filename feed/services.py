@@ -101,12 +101,15 @@ def do_change_webhook(*, actor, webhook_id: Any, active: Any) -> Webhook:
 
 @composable
 def do_delete_webhook(*, actor, webhook_id: Any) -> None:
-    """Remove a subscription, its pending deliveries and its attempts."""
+    """Remove a subscription: no longer shown, nothing more delivered to it (its row
+    and attempts stay, for the audit trail). Not a DELETE of the row: a write running
+    now may already have owed it a delivery, and must not fail for it."""
     webhook = selectors.webhook_of(actor, webhook_id)
+    webhook.active = False
+    webhook.deleted_at = timezone.now()
+    webhook.disabled_reason = "deleted by a steward"
+    _save(webhook, actor, "webhook deleted")
     _audit(actor, "delete_webhook", webhook)
-    webhook._history_user = actor if getattr(actor, "pk", None) else None
-    webhook._change_reason = "webhook deleted"
-    webhook.delete()
 
 
 @composable

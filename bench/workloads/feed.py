@@ -170,6 +170,7 @@ def _delivery_lag() -> dict:
         "written": written,
         "delivered": len(receiver.ids),
         "late_writes": sum(r["late"] for r in runs),
+        "retried_writes": sum(r["retried"] for r in runs),
         "lag_p50_ms": ms(statistics.median(lags)) if lags else None,
         "lag_p99_ms": ms(percentile(lags, 0.99)) if lags else None,
         "lag_max_ms": ms(max(lags)) if lags else None,

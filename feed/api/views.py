@@ -104,7 +104,7 @@ class WebhookDetailView(ApiView):
         )
 
     @api_operation(
-        summary="Delete a webhook, its pending deliveries and its attempts",
+        summary="Delete a webhook: no longer shown, nothing more delivered to it",
         responses={204: None},
         errors=(404,),
         tags=["events"],

@@ -184,3 +184,61 @@ def test_event_types_filter_what_is_delivered(world):
     assert [json.loads(r.body)["type"] for r in receiver.received] == [
         "org.grounding.link.assessed"
     ]
+
+
+def test_redirects_are_not_followed(world):
+    with Receiver() as elsewhere:
+        redirect = lambda n, r: Answer(307, {"Location": elsewhere.url})  # noqa: E731
+        with Receiver(redirect) as receiver:
+            subscribe(world, receiver.url)
+            factories.register_link(world.curator, world.dimension, world.profile,
+                                    world.passage)  # fmt: skip
+            worker.deliver_until_idle()
+    assert elsewhere.received == []
+    attempt = DeliveryAttempt.objects.get()
+    assert (attempt.outcome, attempt.status_code) == ("status", 307)
+    assert Delivery.objects.get().state == "pending"
+
+
+def test_the_address_is_checked_again_at_delivery(world, settings):
+    """A receiver allowed when subscribed (loopback, by the operator's setting) is
+    refused once the rule changes: each delivery resolves and checks the host anew."""
+    with Receiver() as receiver:
+        subscribe(world, receiver.url.replace("127.0.0.1", "localhost"))
+        factories.register_link(world.curator, world.dimension, world.profile, world.passage)
+        settings.GROUNDING_WEBHOOK_ALLOW_PRIVATE = False
+        worker.deliver_until_idle()
+    assert receiver.received == []
+    attempt = DeliveryAttempt.objects.get()
+    assert attempt.outcome == "refused_address"
+    assert attempt.detail == "webhook URLs must be https."  # http to loopback: both refused
+
+
+def test_a_receiver_answering_garbage_is_a_failed_attempt(world):
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def garbage() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.sendall(b"\x00\xffnot http at all\r\n\r\n")
+            conn.close()
+
+    threading.Thread(target=garbage, daemon=True).start()
+    try:
+        subscribe(world, f"http://127.0.0.1:{listener.getsockname()[1]}/hook")
+        factories.register_link(world.curator, world.dimension, world.profile, world.passage)
+        worker.deliver_until_idle()
+    finally:
+        listener.close()
+    attempt = DeliveryAttempt.objects.get()
+    assert attempt.outcome == "connection"
+    assert Delivery.objects.get().state == "pending"  # retried on the schedule

@@ -156,9 +156,15 @@ def test_a_disabled_webhook_is_turned_on_again_and_gets_what_waited(world):
     assert sorted(Delivery.objects.values_list("state", flat=True)) == ["delivered", "failed"]
 
 
-def test_deleting_a_webhook_removes_its_deliveries(world):
+def test_a_deleted_webhook_is_gone_and_owed_nothing_more(world):
     created = _create(world, "http://127.0.0.1:9/").json()
     factories.register_link(world.curator, world.dimension, world.profile, world.passage)
-    response = client_for(world.steward).delete(f"{WEBHOOKS}{created['webhook_id']}/")
+    client = client_for(world.steward)
+    response = client.delete(f"{WEBHOOKS}{created['webhook_id']}/")
     assert response.status_code == 204
-    assert (Webhook.objects.count(), Delivery.objects.count()) == (0, 0)
+    problem(client.get(f"{WEBHOOKS}{created['webhook_id']}/"), 404, "not_found")
+    assert client.get(WEBHOOKS).json() == []
+    factories.register_link(world.curator, world.dimension, world.profile, world.passage)
+    assert Delivery.objects.count() == 1  # the one owed before the deletion, never sent
+    assert worker.deliver_until_idle() == 0
+    assert Webhook.history.filter(webhook_id=created["webhook_id"]).count() == 2

@@ -93,3 +93,22 @@ def test_several_workers_deliver_every_event_in_order_per_subject(world):
     assert len(sent) == 10
     for link in links:
         assert [d["sequence"] for d in sent if d["subject"] == str(link.pk)] == [1, 2]
+
+
+def test_a_hanging_receiver_does_not_hold_back_another_subscription(world):
+    with Receiver(lambda n, r: Answer(200, delay=20)) as hanging, Receiver() as healthy:
+        subscribe(world, hanging.url)
+        subscribe(world, healthy.url)
+        for _ in range(3):
+            factories.register_link(world.curator, world.dimension, world.profile,
+                                    world.passage)  # fmt: skip
+        process = _worker("--threads", "2")
+        started = time.monotonic()
+        try:
+            _wait(lambda: len(healthy.received) == 3, seconds=15)
+            elapsed = time.monotonic() - started
+            assert len(hanging.received) == 1  # still waiting on its first answer
+        finally:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+    assert elapsed < 15
