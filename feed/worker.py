@@ -28,7 +28,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import close_old_connections, connections, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from feed import envelope, log_link, signing, transport
@@ -78,11 +78,8 @@ def claim_lane(now) -> DeliveryLane | None:
         DeliveryLane.objects.select_for_update(skip_locked=True, of=("self",))
         .filter(webhook__active=True)
         .filter(_due(now))
-        .order_by(
-            # Never-served lanes first, then the longest waiting.
-            "served_at",
-            "webhook_id",
-        )
+        # Never-served lanes first, then the longest waiting.
+        .order_by(F("served_at").asc(nulls_first=True), "webhook_id")
         .first()
     )
 
