@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core import signing
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 
 from feed import envelope, log_link
 from feed.models import Event
@@ -175,6 +175,10 @@ async def asgi_stream(dimension: Dimension, after: Position | None) -> AsyncIter
     """A stream that lasts until the client goes (ASGI): a sleeping coroutine while
     idle, woken by the process's watcher when the outbox moves."""
     fetch = sync_to_async(_fetch, thread_sensitive=False)
+    # The request's own thread (Django runs a request's sync middleware and view in
+    # one, kept until the response ends) closes its database connection now that all
+    # of them ran: an open stream holds no connection, whatever its length.
+    await sync_to_async(connections.close_all, thread_sensitive=True)()
     yield RETRY
     beat = time.monotonic()
     while True:

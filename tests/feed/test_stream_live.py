@@ -68,3 +68,31 @@ def test_a_dropped_and_resumed_stream_has_no_gap_under_concurrent_writers(world)
         subjects.setdefault(event["subject"], []).append(event["sequence"])
     assert all(seqs == [1, 2] for seqs in subjects.values()), subjects
     assert len(subjects) == 24
+
+
+def test_idle_streams_hold_no_database_connection_each(world):
+    """Fifty open streams: the server's connections stay those of its small executor
+    pool and watcher, not one per subscriber."""
+    from django.db import connection
+
+    database = database_url()
+    token = factories.token_for(world.curator)
+
+    def server_connections() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid()"
+            )
+            return cursor.fetchone()[0]
+
+    with uvicorn(database, GROUNDING_STREAM_POLL_SECONDS="0.2") as base:
+        readers = [SseReader(base, world.dimension.name, token) for _ in range(50)]
+        try:
+            assert all(reader.opened.wait(30) for reader in readers)
+            time.sleep(1)
+            held = server_connections()
+        finally:
+            for reader in readers:
+                reader.close()
+    assert held <= 12, held
