@@ -295,7 +295,9 @@ class _Reader:
 
     def _read(self) -> None:
         try:
-            for line in self.response.iter_lines(decode_unicode=True):
+            # chunk_size=1: requests' default waits for 512 bytes, and an idle stream
+            # sends a dozen at a time.
+            for line in self.response.iter_lines(chunk_size=1, decode_unicode=True):
                 if line and line.startswith("retry:"):
                     self.opened.set()
                 elif line and line.startswith("data:") and self.at is None:

@@ -85,7 +85,9 @@ class SseReader:
     def _read(self) -> None:
         fields: dict[str, str] = {}
         try:
-            for line in self.response.iter_lines(decode_unicode=True):
+            # chunk_size=1: requests' default waits for 512 bytes, and an idle stream
+            # sends a dozen at a time.
+            for line in self.response.iter_lines(chunk_size=1, decode_unicode=True):
                 if line is None:
                     continue
                 if line.startswith("retry:"):

@@ -140,7 +140,8 @@ def _stream_over_asgi(top: Topology, token: str, start: str | None, count: int) 
     with requests.get(f"{base}/api/v1/events/", params={"dimension": "demo"}, headers=headers,
                       stream=True, timeout=30) as response:  # fmt: skip
         expect(response.status_code == 200, f"stream: {response.status_code}")
-        for line in response.iter_lines(decode_unicode=True):
+        # chunk_size=1: requests' default would wait for 512 bytes before a line.
+        for line in response.iter_lines(chunk_size=1, decode_unicode=True):
             if line and line.startswith("id: "):
                 seen.append(line[4:])
             if len(seen) >= count or time.monotonic() - started > 30:
