@@ -31,11 +31,14 @@ def write_with_orm(using: str, planned: Planned) -> None:
                 "display_state": link.display_state,
             }
             events.append(_event(link.dimension_id, kind, str(gid), link.revision, at, audit, data))
-    for audit, import_id, at in planned.imports:
-        passages = Passage.objects.using(using).filter(retrieval_observation_id=import_id)
-        for passage_id, dimension_id in passages.order_by("passage_id").values_list(
-            "passage_id", "dimension_id"
+    if planned.imports:
+        # Every import's passages in one query.
+        by_import = {import_id: (audit, at) for audit, import_id, at in planned.imports}
+        passages = Passage.objects.using(using).filter(retrieval_observation_id__in=by_import)
+        for passage_id, dimension_id, import_id in passages.order_by("passage_id").values_list(
+            "passage_id", "dimension_id", "retrieval_observation_id"
         ):
+            audit, at = by_import[import_id]
             data = {"passage_id": str(passage_id), "import_id": str(import_id)}
             events.append(
                 _event(dimension_id, EventType.PASSAGE_IMPORTED, str(passage_id), 1, at, audit,

@@ -109,10 +109,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: times every request by its route for /metrics (feed.api.metrics).
-    "feed.api.metrics.RequestTimingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Times every request by its route for /metrics (feed.api.metrics; static files
+    # answered by WhiteNoise above are not timed).
+    "feed.api.metrics.RequestTimingMiddleware",
     "csp.middleware.CSPMiddleware",
     "grounding.project.headers.ApiNoStoreMiddleware",
     "policies.kernel.request_context.RequestIdMiddleware",
