@@ -16,7 +16,7 @@ from standardwebhooks.webhooks import Webhook as Verifier
 
 from tests.prod_smoke.checks import expect, register_payload
 from tests.prod_smoke.observe import Client
-from tests.prod_smoke.procs import free_ports, wait_until
+from tests.prod_smoke.procs import SmokeFailure, free_ports, wait_until
 from tests.prod_smoke.topology import Topology
 from tests.prod_smoke.web import PROJECT
 
@@ -48,6 +48,21 @@ class Receiver:
         self.server.server_close()
 
 
+def _state(top: Topology) -> dict:
+    """What the feed's tables hold on the primary and the replica (a failure's report)."""
+    found = {}
+    for side in ("primary", "replica"):
+        with top.connect(side) as conn:
+            found[side] = conn.execute(
+                "SELECT (SELECT count(*) FROM feed_event), (SELECT max(id) FROM feed_event), "
+                "(SELECT count(*) FROM transparency_leaf WHERE index IS NULL), "
+                "(SELECT max(index) FROM transparency_leaf), "
+                "(SELECT string_agg(state || ':' || n, ',') FROM (SELECT state, count(*) n "
+                "FROM feed_delivery GROUP BY state) d)"
+            ).fetchone()
+    return found
+
+
 def start_services(top: Topology) -> None:
     """The log's sequencer and two delivery workers, as docker-compose runs them."""
     for name, args in (
@@ -77,6 +92,14 @@ def webhooks_end_to_end(top: Topology, tokens: dict[str, str]) -> None:
     access = Client(top, tokens["access_steward"])
     receiver = Receiver()
     try:
+        # The writes of the earlier steps were queued before the sequencer started:
+        # the stream's position at subscription is taken once they are in the log
+        # (and on the replica, which serves the stream's reads).
+        def integrated() -> bool:
+            state = _state(top)
+            return state["primary"][2] == 0 and state["primary"][3] == state["replica"][3]
+
+        wait_until("the log integrated the earlier writes", integrated, timeout=60)
         _, start = _stream_after(curator, None)
         created = steward.call("POST", "/api/v1/webhooks/", expect=201,
                                json={"dimension": "demo", "url": receiver.url}).body  # fmt: skip
@@ -93,7 +116,11 @@ def webhooks_end_to_end(top: Topology, tokens: dict[str, str]) -> None:
             ids = {json.loads(body)["id"] for _, body in receiver.received}
             return len(events) >= 6 and {e["id"] for e in events} <= ids
 
-        wait_until("every event of the stream at the receiver", complete, timeout=60)
+        try:
+            wait_until("every event of the stream at the receiver", complete, timeout=60)
+        except SmokeFailure:
+            print(f"   outbox and log on each side: {_state(top)}")
+            raise
         verifier = Verifier(created["secret"])
         for headers, body in receiver.received:
             verifier.verify(body, headers)  # raises on a bad signature
@@ -132,13 +159,15 @@ def _stream_over_asgi(top: Topology, token: str, start: str | None, count: int) 
     base = f"http://127.0.0.1:{port}"
     wait_until("uvicorn /healthz", lambda: requests.get(f"{base}/healthz", timeout=2).ok,
                timeout=60, service=service)  # fmt: skip
-    headers = {"Authorization": f"Token {token}", "Accept": "text/event-stream"}
+    # As nginx would forward it: production settings redirect plain HTTP to HTTPS.
+    headers = {"Authorization": f"Token {token}", "Accept": "text/event-stream",
+               "X-Forwarded-Proto": "https"}  # fmt: skip
     if start:
         headers["Last-Event-ID"] = start
     seen: list[str] = []
     started = time.monotonic()
     with requests.get(f"{base}/api/v1/events/", params={"dimension": "demo"}, headers=headers,
-                      stream=True, timeout=30) as response:  # fmt: skip
+                      stream=True, timeout=30, allow_redirects=False) as response:  # fmt: skip
         expect(response.status_code == 200, f"stream: {response.status_code}")
         # chunk_size=1: requests' default would wait for 512 bytes before a line.
         for line in response.iter_lines(chunk_size=1, decode_unicode=True):
