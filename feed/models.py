@@ -71,7 +71,13 @@ class Event(AppendOnlyModel):
 
     id = models.BigAutoField(primary_key=True)
     event_id = models.UUIDField(unique=True, default=uuid7, editable=False)
-    dimension = models.ForeignKey(Dimension, on_delete=models.PROTECT, related_name="+")
+    # No database constraint on the outbox's references: its rows are written only by
+    # the outbox statement, from rows it joins (so they exist), and a Dimension, an
+    # event or a webhook is never deleted. A constraint would make every write lock its
+    # Dimension's row at commit (the check's FOR KEY SHARE), for nothing.
+    dimension = models.ForeignKey(
+        Dimension, on_delete=models.DO_NOTHING, related_name="+", db_constraint=False
+    )
     type = models.CharField(max_length=64)
     subject = models.CharField(max_length=255)
     sequence = models.PositiveIntegerField()
@@ -92,8 +98,13 @@ class Delivery(models.Model):
     """One event owed to one subscription: pending until a 2xx, or failed for good."""
 
     id = models.BigAutoField(primary_key=True)
-    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
-    event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="+")
+    # No database constraints (see Event.dimension): written by the outbox statement only.
+    webhook = models.ForeignKey(
+        Webhook, on_delete=models.DO_NOTHING, related_name="deliveries", db_constraint=False
+    )
+    event = models.ForeignKey(
+        Event, on_delete=models.DO_NOTHING, related_name="+", db_constraint=False
+    )
     # The event's subject and sequence, so the order per subject is kept by an index.
     subject = models.CharField(max_length=255)
     sequence = models.PositiveIntegerField()

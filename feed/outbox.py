@@ -21,6 +21,7 @@ databases take the same steps through the ORM.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -118,47 +119,56 @@ def _columns(rows: list[tuple], count: int) -> list[list]:
 
 # One statement: the events from the rows the write stored (a link's states, an
 # import's passages, a decision's Dimension), then a delivery per event for every
-# active subscription of its Dimension that wants its type.
-STATEMENT = """
-WITH l(audit, gid, type, at) AS (
-  SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::text[], %s::timestamptz[])
-), i(audit, import, at) AS (
-  SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::timestamptz[])
-), d(audit, ref, dim, type, seq, state, at) AS (
-  SELECT * FROM unnest(%s::uuid[], %s::text[], %s::text[], %s::text[], %s::int[], %s::text[],
-                       %s::timestamptz[])
-), e AS (
-  INSERT INTO feed_event (event_id, dimension_id, type, subject, sequence, time,
-                          audit_event_id, data)
-  SELECT gen_random_uuid(), g.dimension_id, l.type, l.gid::text, g.revision, l.at, l.audit,
-         jsonb_build_object('grounding_id', l.gid::text, 'revision', g.revision,
-                            'record_state', g.record_state, 'recheck_state', g.recheck_state,
-                            'display_state', g.display_state)
-  FROM l JOIN grounding_groundinglink g ON g.grounding_id = l.gid
-  UNION ALL
-  SELECT gen_random_uuid(), p.dimension_id, 'org.grounding.passage.imported',
-         p.passage_id::text, 1, i.at, i.audit,
-         jsonb_build_object('passage_id', p.passage_id::text, 'import_id', i.import::text)
-  FROM i JOIN evidence_passage p ON p.retrieval_observation_id = i.import
-  UNION ALL
-  SELECT gen_random_uuid(), n.id, d.type, d.ref, d.seq, d.at, d.audit,
-         jsonb_build_object('decision_ref', d.ref, 'decision_state', d.state)
-  FROM d JOIN policies_dimension n ON n.name = d.dim
-  RETURNING id, dimension_id, type, subject, sequence
+# active subscription of its Dimension that wants its type. Only the kinds a write
+# emits are in its statement (a registration's has the links' part alone).
+LINKS = (
+    "l(audit, gid, type, at) AS (SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::text[], "
+    "%s::timestamptz[]))",
+    "SELECT gen_random_uuid(), g.dimension_id, l.type, l.gid::text, g.revision, l.at, l.audit, "
+    "jsonb_build_object('grounding_id', l.gid::text, 'revision', g.revision, "
+    "'record_state', g.record_state, 'recheck_state', g.recheck_state, "
+    "'display_state', g.display_state) "
+    "FROM l JOIN grounding_groundinglink g ON g.grounding_id = l.gid",
 )
-INSERT INTO feed_delivery (webhook_id, event_id, subject, sequence, state, due_at, attempts,
-                           created_at)
-SELECT w.webhook_id, e.id, e.subject, e.sequence, 'pending', now(), 0, now()
-FROM e JOIN feed_webhook w ON w.dimension_id = e.dimension_id AND w.active
-  AND (jsonb_array_length(w.event_types) = 0 OR w.event_types @> to_jsonb(e.type))
-"""
+IMPORTS = (
+    "i(audit, import, at) AS (SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::timestamptz[]))",
+    "SELECT gen_random_uuid(), p.dimension_id, 'org.grounding.passage.imported', "
+    "p.passage_id::text, 1, i.at, i.audit, "
+    "jsonb_build_object('passage_id', p.passage_id::text, 'import_id', i.import::text) "
+    "FROM i JOIN evidence_passage p ON p.retrieval_observation_id = i.import",
+)
+DECISIONS = (
+    "d(audit, ref, dim, type, seq, state, at) AS (SELECT * FROM unnest(%s::uuid[], %s::text[], "
+    "%s::text[], %s::text[], %s::int[], %s::text[], %s::timestamptz[]))",
+    "SELECT gen_random_uuid(), n.id, d.type, d.ref, d.seq, d.at, d.audit, "
+    "jsonb_build_object('decision_ref', d.ref, 'decision_state', d.state) "
+    "FROM d JOIN policies_dimension n ON n.name = d.dim",
+)
+
+
+@functools.lru_cache(maxsize=8)
+def statement(links: bool, imports: bool, decisions: bool) -> str:
+    parts = [part for part, wanted in ((LINKS, links), (IMPORTS, imports),
+                                       (DECISIONS, decisions)) if wanted]  # fmt: skip
+    inputs = ", ".join(source for source, _ in parts)
+    selects = " UNION ALL ".join(select for _, select in parts)
+    return cursors.numbered(
+        f"WITH {inputs}, e AS (INSERT INTO feed_event (event_id, dimension_id, type, subject, "
+        f"sequence, time, audit_event_id, data) {selects} "
+        "RETURNING id, dimension_id, type, subject, sequence) "
+        "INSERT INTO feed_delivery (webhook_id, event_id, subject, sequence, state, due_at, "
+        "attempts, created_at) "
+        "SELECT w.webhook_id, e.id, e.subject, e.sequence, 'pending', now(), 0, now() "
+        "FROM e JOIN feed_webhook w ON w.dimension_id = e.dimension_id AND w.active "
+        "AND (jsonb_array_length(w.event_types) = 0 OR w.event_types @> to_jsonb(e.type))"
+    )
 
 
 def _write_postgresql(connection, planned: Planned) -> None:
-    params = [
-        *_columns(planned.links, 4),
-        *_columns(planned.imports, 3),
-        *_columns(planned.decisions, 7),
-    ]
+    params: list = []
+    for rows, count in ((planned.links, 4), (planned.imports, 3), (planned.decisions, 7)):
+        if rows:
+            params += _columns(rows, count)
+    sql = statement(bool(planned.links), bool(planned.imports), bool(planned.decisions))
     with cursors.server_bound(connection) as cursor:
-        cursor.execute(cursors.numbered(STATEMENT), params)
+        cursor.execute(sql, params)
