@@ -24,6 +24,7 @@ COPY evidence ./evidence
 COPY policies ./policies
 COPY templates ./templates
 COPY transparency ./transparency
+COPY feed ./feed
 RUN pip install --no-deps .
 COPY manage.py ./
 

@@ -108,6 +108,11 @@ RATIOS = (
           Figure("transparency", ("verify", "hashing_leaves_per_s"), "leaves/s",
                  "the leaves read and hashed with hashlib"),
           True, Target("≤", 3.0)),
+    Ratio("outbox_over_register", "register with the event outbox vs without",
+          Figure("event_feed", ("outbox", "with_outbox", "per_s"), "reg/s"),
+          Figure("event_feed", ("outbox", "without_outbox", "per_s"), "reg/s",
+                 "the same registrations, no outbox"),
+          True, Target("≤", 1.1)),
 )  # fmt: skip
 
 # The list's documented orderings (docs/api.md "Lists"), each measured at every
@@ -311,4 +316,24 @@ def absolute_rows(results: dict) -> list[tuple[str, ...]]:
         Figure("throttle", ("drf_cache_before", "queries_per_request"), ""))  # fmt: skip
     row("DRF's throttle over the database cache (replaced): µs per request",
         Figure("throttle", ("drf_cache_before", "us_per_request"), "µs"))  # fmt: skip
+    f = results.get("event_feed") or {}
+    d = f.get("delivery") or {}
+    rate = f"{d.get('writes_per_s', '?')} writes/s"
+    row(f"webhook delivery lag p50 at {rate} (local receiver)",
+        Figure("event_feed", ("delivery", "lag_p50_ms"), "ms"))  # fmt: skip
+    row(f"webhook delivery lag p99 at {rate} (local receiver)",
+        Figure("event_feed", ("delivery", "lag_p99_ms"), "ms"))  # fmt: skip
+    row(
+        "webhook deliveries received of events written",
+        Figure("event_feed", ("delivery", "delivered"), ""),
+        limit=f"of {d.get('written', '?')}",
+    )
+    st = f.get("stream") or {}
+    row(f"stream: {st.get('subscribers', '?')} idle subscribers, server RSS (uvicorn)",
+        Figure("event_feed", ("stream", "rss_with_subscribers_mb"), "MB"),
+        limit=f"before: {st.get('rss_before_mb', '?')} MB")  # fmt: skip
+    row("stream: memory per idle subscriber",
+        Figure("event_feed", ("stream", "kib_per_subscriber"), "KiB"))  # fmt: skip
+    row("stream: one event reaches every subscriber, p50",
+        Figure("event_feed", ("stream", "fanout_p50_ms"), "ms"))  # fmt: skip
     return [r for r in rows if r[1] != "—"]

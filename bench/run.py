@@ -37,6 +37,12 @@ divides. Steps and the knobs that size them (defaults in brackets):
   from the middle of the list; then revisions/{1,100,1000}. BENCH_READ_LINKS [1000000] (sizes
   10,000, 100,000, 1,000,000 up to it, and it), or BENCH_READ_SCALES=a,b,c.
 
+- event_feed: registration with the outbox beside without it (taking turns), webhook
+  delivery lag at a steady 200 writes/s to a local receiver, and the stream's fan-out
+  to 100 idle subscribers under uvicorn with its memory (bench/workloads/feed.py).
+  BENCH_FEED_ROUNDS [6], BENCH_FEED_REGISTERS [300], BENCH_FEED_RATE [200],
+  BENCH_FEED_SECONDS [15], BENCH_FEED_SUBSCRIBERS [100]
+
 BENCH_ONLY=step,… runs some steps and keeps the others' figures from the last run;
 ratios are computed only from figures of the current run (each step carries its
 run_id)."""
@@ -112,6 +118,7 @@ def main() -> None:
         ("throttle", workloads.throttle_cost),
         ("transparency", lambda: workloads.transparency_log(tokens)),
         ("reads_at_scale", lambda: workloads.reads_at_scale(tokens)),
+        ("event_feed", lambda: workloads.event_feed(tokens)),
     ]
     only = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
     for name, step in steps:

@@ -6,9 +6,11 @@ COPY of its rows. serving: HTTP under gunicorn (register, floor, naive peer) and
 32 writers on one revision. memory: peak RSS of a writer process. reads: list pages
 at each corpus size beside the raw query, revisions/{n}. throttle: the throttle's
 cost per request. transparency: the log's cost to the writes, proofs at scale, the
-verifier, checkpoint lag.
+verifier, checkpoint lag. feed: register with the outbox beside without, webhook
+delivery lag, the stream's fan-out to idle subscribers.
 """
 
+from bench.workloads.feed import event_feed
 from bench.workloads.memory import peak_rss
 from bench.workloads.reads import reads_at_scale
 from bench.workloads.serving import concurrency, http_register
@@ -20,6 +22,7 @@ from bench.workloads.wsp import wsp_import
 __all__ = [
     "bulk_register",
     "concurrency",
+    "event_feed",
     "fanout",
     "http_register",
     "peak_rss",

@@ -103,12 +103,19 @@ INSTALLED_APPS = [
     # evidence and grounding, which tell it their committed tables at start-up.
     "transparency",
     "evidence",
+    # The event feed: outbox, signed webhooks, the stream (docs/events.md). Above
+    # grounding in the dependency rule; listed before it because grounding's ready()
+    # must run last (it freezes what start-up loaded).
+    "feed",
     "grounding",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Times every request by its route for /metrics (feed.api.metrics; static files
+    # answered by WhiteNoise above are not timed).
+    "feed.api.metrics.RequestTimingMiddleware",
     "csp.middleware.CSPMiddleware",
     "grounding.project.headers.ApiNoStoreMiddleware",
     "policies.kernel.request_context.RequestIdMiddleware",
@@ -401,6 +408,36 @@ GROUNDING_IDEMPOTENCY_TTL_HOURS = env_int("GROUNDING_IDEMPOTENCY_TTL_HOURS", def
 # (the test suite, so every answer a test provokes is proved declared).
 GROUNDING_STRICT_ANSWERS = env_bool("GROUNDING_STRICT_ANSWERS", default=False)
 
+# The event feed (API.md "Event feed", docs/events.md). Webhook receivers must be https
+# and public unless GROUNDING_WEBHOOK_ALLOW_PRIVATE=1 (tests, local runs: http, private
+# and loopback receivers allowed). Failed deliveries are retried after these many seconds
+# (comma-separated; 9 retries after the first try by default); each try is cut after
+# GROUNDING_WEBHOOK_TIMEOUT seconds.
+GROUNDING_WEBHOOK_ALLOW_PRIVATE = env_bool("GROUNDING_WEBHOOK_ALLOW_PRIVATE", default=False)
+GROUNDING_WEBHOOK_RETRY_SCHEDULE = [
+    int(seconds)
+    for seconds in env_list(
+        "GROUNDING_WEBHOOK_RETRY_SCHEDULE",
+        default=["5", "300", "1800", "7200", "18000", "36000", "50400", "72000", "86400"],
+    )
+]
+GROUNDING_WEBHOOK_TIMEOUT = env_int("GROUNDING_WEBHOOK_TIMEOUT", default=15)
+if GROUNDING_WEBHOOK_TIMEOUT < 1 or any(s < 0 for s in GROUNDING_WEBHOOK_RETRY_SCHEDULE):
+    raise ImproperlyConfigured(
+        "GROUNDING_WEBHOOK_TIMEOUT must be at least 1 and the retry schedule non-negative."
+    )
+# The event stream (GET /api/v1/events/ as text/event-stream): how often an open stream
+# looks for new events, the comment line sent to keep an idle connection open, and how
+# long one response lasts under WSGI (a thread each; the client resumes with
+# Last-Event-ID). Under ASGI (grounding.project.asgi) a stream lasts until the client goes.
+GROUNDING_STREAM_POLL_SECONDS = float(env_str("GROUNDING_STREAM_POLL_SECONDS", default="1"))
+GROUNDING_STREAM_HEARTBEAT_SECONDS = env_int("GROUNDING_STREAM_HEARTBEAT_SECONDS", default=15)
+GROUNDING_STREAM_WSGI_SECONDS = env_int("GROUNDING_STREAM_WSGI_SECONDS", default=25)
+# GET /metrics (Prometheus): operators (superusers) only, or a scraper sending
+# `Authorization: Bearer <GROUNDING_METRICS_TOKEN>`; GROUNDING_METRICS_PUBLIC=1 opens it.
+GROUNDING_METRICS_PUBLIC = env_bool("GROUNDING_METRICS_PUBLIC", default=False)
+GROUNDING_METRICS_TOKEN = env_str("GROUNDING_METRICS_TOKEN", default="")
+
 # Client tokens (django-rest-knox rows; issued by `manage.py issue_token`): the
 # header is `Authorization: Token <key>`, keys are stored as SHA-512 digests, and
 # every token expires; a lifetime is not extended by use.
@@ -448,6 +485,9 @@ SPECTACULAR_SETTINGS = {
         "AnchorStatusEnum": ["resolved", "ambiguous", "unresolved"],
         "EndpointRoleEnum": ["target", "body"],
         "CitationFormatEnum": "grounding.choices.CITATION_FORMATS",
+        "EventTypeEnum": "feed.choices.EventType",
+        "DeliveryStateEnum": "feed.choices.DeliveryState",
+        "AttemptOutcomeEnum": "feed.choices.AttemptOutcome",
     },
 }
 

@@ -21,6 +21,7 @@ urlpatterns = [
     path("api/v1/", include("policies.api.urls")),
     path("api/v1/", include("evidence.api.urls")),
     path("api/v1/", include("transparency.api.urls")),
+    path("api/v1/", include("feed.api.urls")),
     path("api/schema/", SchemaView.as_view(), name="schema"),
     # Swagger UI's set-up script as a file and its page style in one (CSP: no inline code).
     path(
@@ -31,6 +32,8 @@ urlpatterns = [
         name="docs",
     ),
     path("", include("grounding.project.health_urls")),
+    # Prometheus metrics (feed.api.metrics): operators or the scraper's token only.
+    path("metrics", include("feed.api.metrics_urls")),
     path("", include("grounding.pages.urls")),
 ]
 

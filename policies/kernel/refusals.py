@@ -89,6 +89,10 @@ STATUS_BY_CODE: dict[str, int] = {
     "decision_exists": 409,
     "decision_revoked": 409,
     "profile_not_draft": 409,
+    # The event feed (feed.stream, feed.services): a forged or stale stream cursor, a
+    # replay asked of a webhook that is turned off.
+    "invalid_cursor": 400,
+    "webhook_inactive": 409,
     "export_unrepresentable": 422,
     # Idempotency keys (policies.web.idempotency, API.md "Retries and idempotency").
     "invalid_idempotency_key": 400,

@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError
+from django.test import override_settings
 
+from feed import services as feed_services
+from feed import worker
 from grounding import services
 from policies import governance
 from policies.choices import DisclosableField as F
@@ -303,16 +306,36 @@ def _evidence_set(world: LeakWorld, curator, dimension, ref: str, member: str) -
         _shared(world, "evidence_set_ref", ref, make, fallback=f"{ref}+b")
 
 
+def _webhook(dimension, steward) -> None:
+    with override_settings(GROUNDING_WEBHOOK_ALLOW_PRIVATE=True):
+        feed_services.create_webhook(
+            actor=steward, dimension=dimension.name, url="http://127.0.0.1:9/leak"
+        )
+
+
+def _attempt_deliveries() -> None:
+    """One attempt per owed event: nothing listens on the discard port (a real
+    connection refused, recorded as an attempt of the Dimension's webhook)."""
+    with override_settings(GROUNDING_WEBHOOK_ALLOW_PRIVATE=True, GROUNDING_WEBHOOK_TIMEOUT=2):
+        worker.deliver_until_idle()
+
+
 def build() -> LeakWorld:
     dimension = factories.make_dimension("leak-a")
     other = factories.make_dimension("leak-b")
     profile = factories.make_profile()
     users = _users(dimension, other)
-    b_steward = factories.user_with_roles(other, Role.ACCESS_STEWARD, username="leak-b-steward")
+    b_steward = factories.user_with_roles(
+        other, Role.ACCESS_STEWARD, Role.STEWARD, username="leak-b-steward"
+    )
     world = LeakWorld(users=users, dimensions={"a": dimension, "b": other})
     curator, reviewer = users[Role.CURATOR], users[Role.REVIEWER]
     steward = users[Role.ACCESS_STEWARD]
     b_curator = users["other_dimension"]
+    # Each Dimension's webhook, subscribed before anything happens: every event of the
+    # fixture is owed to it (feed: subscriptions, deliveries and attempts per Dimension).
+    _webhook(dimension, users[Role.STEWARD])
+    _webhook(other, b_steward)
 
     # The reviewers of A read each withheld-field link under its own decision, which
     # covers every field but one; their Dimension-wide internal decision is revoked.
@@ -349,6 +372,8 @@ def build() -> LeakWorld:
     _notify(world, curator, dimension, CHANGE_REF, UNBOUND_URL)
     _notify(world, b_curator, other, CHANGE_REF, UNBOUND_URL)
     _notify(world, b_curator, other, "urn:change:leak/b", f"https://example.org/{b_only}")
+
+    _attempt_deliveries()
 
     # The matrix of every route walks A's links and passages but A's own link, B's own
     # link, and B's copy of W6 (disposed in B only); the admin matrix and the foreign-id

@@ -25,7 +25,7 @@ from django.test import Client
 from policies.models import Dimension
 from tests.leaks import fixture
 
-PROJECT_APPS = ("policies", "evidence", "grounding")
+PROJECT_APPS = ("policies", "evidence", "grounding", "feed")
 # Audit events record refused probes and throttle counters count every request: they
 # are the requests' own bookkeeping (like sessions and sign-in attempts), not a row the
 # probes may change.

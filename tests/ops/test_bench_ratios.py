@@ -40,6 +40,8 @@ def _results(**overrides) -> dict:
                                     "100000": {"p50_ms": 3.1}}},
         "memory": {"run_id": RUN, "bulk_register": {"links": 1000, "peak_rss_mb": 120.5},
                    "wsp_import": {"documents": 100, "peak_rss_mb": 310.0}},
+        "event_feed": {"run_id": RUN, "outbox": {"with_outbox": {"per_s": 400.0},
+                                                 "without_outbox": {"per_s": 420.0}}},
     }  # fmt: skip
     # An ordering that sorts the whole Dimension: a middle page 3 times slower at 1M.
     results["reads_at_scale"]["scales"]["1000000"]["orderings"]["revision"]["p50_ms"] = 60.0
@@ -56,6 +58,7 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
         "register_over_naive_peer": 1.25,  # 400 / 320
         "list_over_raw": 4.0,  # 24 / 6
         "fanout_over_bulk": 0.75,  # 4500 / 6000
+        "outbox_over_register": 1.05,  # 420 / 400
         "list_scaling": 1.2,  # 24 / 20
         "ordering_scaling[-grounding_id]": 1.2,
         "ordering_scaling[grounding_id]": 1.2,
@@ -76,6 +79,7 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
         "register_over_naive_peer": True,
         "list_over_raw": False,
         "fanout_over_bulk": False,
+        "outbox_over_register": True,
         "list_scaling": True,
         **{f"ordering_scaling[{o}]": o != "revision" for o in ratios.ORDERINGS},
         "revisions_scaling": False,
@@ -157,7 +161,9 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "≤ 1.15",
         "yes",
     )
-    assert relative[9] == (
+    assert relative[9][0] == "register with the event outbox vs without [outbox_over_register]"
+    assert relative[9][3:] == ("1.05×", "≤ 1.1", "yes")
+    assert relative[10] == (
         "list page p50 across corpus sizes [list_scaling]",
         "20 ms / 22 ms / 24 ms",
         "at 10,000 / 100,000 / 1,000,000",
@@ -165,7 +171,7 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "≤ 1.5",
         "yes",
     )
-    assert relative[15] == (
+    assert relative[16] == (
         "list page p50 across sizes, ordering=revision [ordering_scaling[revision]]",
         "20 ms / 22 ms / 60 ms",
         "at 10,000 / 100,000 / 1,000,000",
@@ -173,8 +179,8 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "≤ 1.5",
         "NO",
     )
-    assert relative[16][0] == "revisions/{1, 100, 1000} p50 [revisions_scaling]"
-    assert relative[17] == (
+    assert relative[17][0] == "revisions/{1, 100, 1000} p50 [revisions_scaling]"
+    assert relative[18] == (
         "inclusion proof p50 at 10k / 100k / 1M leaves [inclusion_proof_scaling]",
         "3 ms / 3.10 ms / 3.30 ms",
         "at 10,000 / 100,000 / 1,000,000",

@@ -52,12 +52,10 @@ def test_the_schema_check_would_catch_a_broken_file(compose, schema):
     assert len(_errors(schema, broken)) >= 2
 
 
-def test_services_are_db_redis_migrate_web_and_the_sequencer_plus_the_pooler_and_replica(
-    compose,
-):
+def test_services_are_the_always_on_ones_plus_the_optional_pooler_and_replica(compose):
     services = compose["services"]
     always = {name for name, service in services.items() if not service.get("profiles")}
-    assert always == {"db", "redis", "migrate", "web", "sequencer"}
+    assert always == {"db", "redis", "migrate", "web", "sequencer", "stream", "deliver"}
     assert services["pgbouncer"]["profiles"] == ["pooler"]
     assert services["db-replica"]["profiles"] == ["replica"]
 
@@ -70,6 +68,16 @@ def test_every_web_server_counts_throttles_in_the_one_redis(compose):
     assert web["depends_on"]["redis"] == {"condition": "service_healthy"}
     assert web["environment"]["REDIS_URL"] == "${REDIS_URL:-redis://redis:6379/0}"
     assert web["environment"]["GROUNDING_TRUSTED_PROXIES"].startswith("${GROUNDING_TRUSTED_")
+
+
+def test_the_stream_is_served_by_uvicorn_and_webhooks_by_delivery_workers(compose):
+    stream = compose["services"]["stream"]
+    assert stream["command"][:2] == ["uvicorn", "grounding.project.asgi:application"]
+    deliver = compose["services"]["deliver"]
+    assert deliver["command"][:3] == ["python", "manage.py", "deliver_events"]
+    for service in (stream, deliver):
+        assert service["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
+        assert "${DJANGO_SECRET_KEY:?" in service["environment"]["DJANGO_SECRET_KEY"]
 
 
 def test_migrate_has_no_statement_timeout_web_has_one(compose):

@@ -11,7 +11,7 @@ import time
 import traceback
 from pathlib import Path
 
-from tests.prod_smoke import checks, faults, transparency
+from tests.prod_smoke import checks, faults, feed, transparency
 from tests.prod_smoke.observe import Client, Watch
 from tests.prod_smoke.procs import SmokeFailure, Supervisor
 from tests.prod_smoke.topology import SERVERS, Topology, ensure_packages
@@ -151,6 +151,9 @@ def _checks(top: Topology, demo: dict, step: Steps) -> None:
     faults.server_back(top)
     step("transparency log: checkpoints under steady load, verified from outside")
     transparency.checkpoints_under_load(top, curator_token)
+    step("event feed: a real receiver, deliver_events x2, end to end")
+    feed.start_services(top)
+    feed.webhooks_end_to_end(top, demo["tokens"])
     step("PgBouncer in transaction mode")
     checks.pooler(top)
     step("the replica's own statistics")

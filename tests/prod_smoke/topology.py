@@ -73,6 +73,8 @@ class Topology(DatabaseTier, WebTier):
             # The throttle counters every server shares (as REDIS_URL in production):
             # kept off the database, so a read touches the replica alone.
             "REDIS_URL": f"redis://127.0.0.1:{self.ports['redis']}/0",
+            # The event feed's receiver in the smoke listens on loopback, over http.
+            "GROUNDING_WEBHOOK_ALLOW_PRIVATE": "1",
             # The checks send a few hundred writes a minute from one demo user.
             "GROUNDING_THROTTLE_RATES": "read=100000/min,write=100000/min,bulk=10000/min",
             # The log's leaves are integrated by the sequencer service (start_sequencer).

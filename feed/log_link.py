@@ -1,0 +1,111 @@
+"""Where the transparency log (issue 28, the `transparency` app) plugs into the feed:
+the one module that knows it.
+
+An event's `logindex` is the index of its audit event's leaf in the Dimension's log.
+The stream is ordered by (logindex, outbox id) and shows an event only once its leaf
+is integrated: the log's indexes are contiguous per Dimension and given by the
+sequencer to committed leaves only, in one transaction per batch, so a reader that
+has seen index n has seen every event of indexes ≤ n, and a cursor there never
+skips an event that commits later. The outbox's own ids are not like that: a write
+that took id 10 may commit after a reader saw id 11 (docs/events.md "Why the log
+orders the stream").
+
+With the log turned off (GROUNDING_LOG_ENABLED=0) events carry no logindex and the
+stream falls back to outbox-id order, which is gap-free only without concurrent
+writers.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from datetime import datetime
+
+from django.apps import apps
+from django.conf import settings
+from django.db.models import Max, Sum
+
+from feed.models import Event
+
+
+def log_on() -> bool:
+    return apps.is_installed("transparency") and getattr(settings, "GROUNDING_LOG_ENABLED", True)
+
+
+def integrate(dimension: str | None = None, *, wait: bool = True) -> int:
+    """Integrate committed pending leaves now (the log's sequencer); how many."""
+    if not log_on():
+        return 0
+    from transparency import sequencer
+
+    return sequencer.integrate(dimension, wait=wait)
+
+
+def logindexes(audit_event_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, int]:
+    """The leaf index of each audit event whose leaf is integrated."""
+    ids = list(audit_event_ids)
+    if not ids or not log_on():
+        return {}
+    from transparency import selectors
+
+    return selectors.leaf_indexes(ids)
+
+
+def integrated_page(
+    dimension_id: int, after: tuple[int, int] | None, limit: int
+) -> list[tuple[Event, int | None]]:
+    """The Dimension's next `limit` events after the position `after` ((logindex,
+    outbox id); None: from the start), in stream order, with their logindex."""
+    if not log_on():
+        events = Event.objects.filter(dimension_id=dimension_id).order_by("id")
+        if after is not None:
+            events = events.filter(id__gt=after[1])
+        return [(event, None) for event in events[:limit]]
+    from transparency.models import Leaf, Log
+
+    leaf, log, event = Leaf._meta.db_table, Log._meta.db_table, Event._meta.db_table
+    index, last_id = after if after is not None else (-1, 0)
+    # The leaves of the Dimension's log from the cursor on, in index order (its
+    # (log, index) key), each joined to its events (by the audit event's id).
+    statement = (
+        f'SELECT e.*, l."index" AS logindex FROM {leaf} l '
+        f"JOIN {event} e ON e.audit_event_id = l.audit_event "
+        f"WHERE l.log_id = (SELECT id FROM {log} WHERE dimension_id = %s) "
+        f'AND l."index" IS NOT NULL '
+        f'AND (l."index" > %s OR (l."index" = %s AND e.id > %s)) '
+        f'ORDER BY l."index", e.id LIMIT %s'
+    )
+    rows = Event.objects.raw(statement, [dimension_id, index, index, last_id, limit])
+    return [(row, row.logindex) for row in rows]
+
+
+def leaf_index_of(event: Event) -> int | None:
+    return logindexes([event.audit_event_id]).get(event.audit_event_id)
+
+
+def head() -> tuple:
+    """What changes whenever an event may have become readable: the outbox's last id
+    and the logs' sizes (the stream's watcher polls it)."""
+    last = Event.objects.order_by("-id").values_list("id", flat=True).first() or 0
+    if not log_on():
+        return (last, 0)
+    from transparency.models import Log
+
+    return (last, Log.objects.aggregate(size=Sum("size"))["size"] or 0)
+
+
+def checkpoint_age_seconds(now: datetime) -> float | None:
+    """Seconds since the least recently signed Dimension's latest checkpoint (None
+    without a log, or before any checkpoint)."""
+    if not log_on():
+        return None
+    from transparency.models import Log
+
+    latest = [
+        at
+        for at in Log.objects.annotate(last=Max("checkpoints__signed_at")).values_list(
+            "last", flat=True
+        )
+        if at is not None
+    ]
+    return (now - min(latest)).total_seconds() if latest else None

@@ -1,0 +1,174 @@
+"""The transactional outbox: the events of an accepted write, in its transaction.
+
+`on_applied` is registered with `policies.audit.on_applied`: every applied audit
+event reaches it inside the write's transaction, right after the event was written,
+so the outbox rows (and the deliveries owed to the Dimension's subscriptions) commit
+or roll back with the write. A rolled-back write emits nothing.
+
+Which audit actions are events (API.md "Event feed"): a link's operations (one event
+per link, `sequence` = the link's revision, so contiguous per link: every revision of
+a link is an applied audit event naming it, or a member of an evidence set's change),
+a WSP import (one `passage.imported` per passage it stored), and disclosure decisions
+(`sequence` 1 recorded, 2 revoked). Everything else (roles, tokens, profiles,
+projections, the summary events of a change notification or a from-citations
+request) is audited and logged but is no event: nothing a consumer displays changed.
+
+Cost: one statement per write, whatever it emits (bench: register with the outbox
+within 1.10× of without). On PostgreSQL the statement reads the link's states from
+the row the write just stored, inserts the events and their deliveries; other
+databases take the same steps through the ORM.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import connections, router
+
+from feed.choices import EventType
+from policies.kernel import cursors
+from policies.models import AuditEvent
+
+# Audit action of a link operation -> the event type of each link it names.
+LINK_TYPES: dict[str, str] = {
+    "register": EventType.REGISTERED,
+    "register_bulk": EventType.REGISTERED,
+    "revise": EventType.REVISED,
+    "bind_assessment": EventType.ASSESSED,
+    "record_anchor_observation": EventType.ANCHORED,
+    "withdraw": EventType.WITHDRAWN,
+    "dispose": EventType.DISPOSED,
+    "notify_change": EventType.RECHECK_REQUESTED,
+}
+# Evidence-set changes move each member link on by one revision, under one audit
+# event naming the links in references["links"]: a `revised` event per link.
+SET_ACTIONS = frozenset({"create_evidence_set", "change_evidence_set"})
+IMPORT_ACTION = "wsp_import"
+DECISION_TYPES: dict[str, tuple[str, int, str]] = {
+    "record_disclosure_decision": (EventType.DECISION_RECORDED, 1, "recorded"),
+    "revoke_disclosure_decision": (EventType.DECISION_REVOKED, 2, "revoked"),
+}
+
+
+@dataclass
+class Planned:
+    """The events one listener call owes, by kind, as the statement's arrays."""
+
+    links: list[tuple[uuid.UUID, uuid.UUID, str, datetime]] = field(default_factory=list)
+    imports: list[tuple[uuid.UUID, uuid.UUID, datetime]] = field(default_factory=list)
+    decisions: list[tuple[uuid.UUID, str, str, str, int, str, datetime]] = field(
+        default_factory=list
+    )
+
+    def __bool__(self) -> bool:
+        return bool(self.links or self.imports or self.decisions)
+
+
+def plan(events: Sequence[AuditEvent]) -> Planned:
+    """What each applied audit event emits (module docstring), from the event alone."""
+    planned = Planned()
+    for event in events:
+        action = event.action
+        if not event.dimension_ref:
+            continue
+        if action in LINK_TYPES and event.grounding_id is not None:
+            planned.links.append(
+                (event.event_id, event.grounding_id, LINK_TYPES[action], event.occurred_at)
+            )
+        elif action in SET_ACTIONS:
+            for grounding_id in (event.references or {}).get("links", []):
+                planned.links.append(
+                    (event.event_id, uuid.UUID(str(grounding_id)), EventType.REVISED,
+                     event.occurred_at)
+                )  # fmt: skip
+        elif action == IMPORT_ACTION:
+            import_id = (event.references or {}).get("import_id")
+            if import_id:
+                planned.imports.append((event.event_id, uuid.UUID(import_id), event.occurred_at))
+        elif action in DECISION_TYPES and event.decision_ref:
+            kind, sequence, state = DECISION_TYPES[action]
+            planned.decisions.append(
+                (event.event_id, event.decision_ref, event.dimension_ref, kind, sequence, state,
+                 event.occurred_at)
+            )  # fmt: skip
+    return planned
+
+
+def on_applied(events: Sequence[AuditEvent]) -> None:
+    """The audit listener: write the events (and deliveries) these applied events owe."""
+    planned = plan(events)
+    if not planned:
+        return
+    using = router.db_for_write(AuditEvent)
+    connection = connections[using]
+    if connection.vendor == "postgresql":
+        _write_postgresql(connection, planned)
+    else:
+        from feed.outbox_orm import write_with_orm
+
+        write_with_orm(using, planned)
+
+
+def _columns(rows: list[tuple], count: int) -> list[list]:
+    return [list(column) for column in zip(*rows, strict=True)] if rows else [[]] * count
+
+
+# One statement: the events from the rows the write stored (a link's states, an
+# import's passages, a decision's Dimension), then a delivery per event for every
+# active subscription of its Dimension that wants its type. Only the kinds a write
+# emits are in its statement (a registration's has the links' part alone).
+LINKS = (
+    "l(audit, gid, type, at) AS (SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::text[], "
+    "%s::timestamptz[]))",
+    "SELECT gen_random_uuid(), g.dimension_id, l.type, l.gid::text, g.revision, l.at, l.audit, "
+    "jsonb_build_object('grounding_id', l.gid::text, 'revision', g.revision, "
+    "'record_state', g.record_state, 'recheck_state', g.recheck_state, "
+    "'display_state', g.display_state) "
+    "FROM l JOIN grounding_groundinglink g ON g.grounding_id = l.gid",
+)
+IMPORTS = (
+    "i(audit, import, at) AS (SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::timestamptz[]))",
+    "SELECT gen_random_uuid(), p.dimension_id, 'org.grounding.passage.imported', "
+    "p.passage_id::text, 1, i.at, i.audit, "
+    "jsonb_build_object('passage_id', p.passage_id::text, 'import_id', i.import::text) "
+    "FROM i JOIN evidence_passage p ON p.retrieval_observation_id = i.import",
+)
+DECISIONS = (
+    "d(audit, ref, dim, type, seq, state, at) AS (SELECT * FROM unnest(%s::uuid[], %s::text[], "
+    "%s::text[], %s::text[], %s::int[], %s::text[], %s::timestamptz[]))",
+    "SELECT gen_random_uuid(), n.id, d.type, d.ref, d.seq, d.at, d.audit, "
+    "jsonb_build_object('decision_ref', d.ref, 'decision_state', d.state) "
+    "FROM d JOIN policies_dimension n ON n.name = d.dim",
+)
+
+
+@functools.lru_cache(maxsize=8)
+def statement(links: bool, imports: bool, decisions: bool) -> str:
+    parts = [part for part, wanted in ((LINKS, links), (IMPORTS, imports),
+                                       (DECISIONS, decisions)) if wanted]  # fmt: skip
+    inputs = ", ".join(source for source, _ in parts)
+    selects = " UNION ALL ".join(select for _, select in parts)
+    return cursors.numbered(
+        f"WITH {inputs}, e AS (INSERT INTO feed_event (event_id, dimension_id, type, subject, "
+        f"sequence, time, audit_event_id, data) {selects} "
+        "RETURNING id, dimension_id, type, subject, sequence) "
+        "INSERT INTO feed_delivery (webhook_id, event_id, subject, sequence, state, due_at, "
+        "attempts, created_at) "
+        "SELECT w.webhook_id, e.id, e.subject, e.sequence, 'pending', now(), 0, now() "
+        "FROM e JOIN feed_webhook w ON w.dimension_id = e.dimension_id AND w.active "
+        "AND (jsonb_array_length(w.event_types) = 0 OR w.event_types @> to_jsonb(e.type))"
+    )
+
+
+def _write_postgresql(connection, planned: Planned) -> None:
+    params: list = []
+    for rows, count in ((planned.links, 4), (planned.imports, 3), (planned.decisions, 7)):
+        if rows:
+            params += _columns(rows, count)
+    sql = statement(bool(planned.links), bool(planned.imports), bool(planned.decisions))
+    with cursors.server_bound(connection) as cursor:
+        cursor.execute(sql, params)

@@ -1,0 +1,243 @@
+"""Delivery workers (`manage.py deliver_events`): each event to each subscription that
+wants it, at least once, in order per subscription and subject.
+
+A worker thread claims one subscription's lane with `SELECT … FOR UPDATE SKIP LOCKED`
+(the least recently served lane with a due delivery), so several workers on several
+machines never serve one subscription at once, and a slow or hanging receiver holds
+one thread, never another subscription's deliveries. Inside that transaction it
+delivers a batch of ready deliveries — due, and no earlier pending one of the same
+subject — records each attempt and its outcome, and commits. A worker killed
+mid-batch loses nothing: its transaction rolls back with its connection, the lane's
+lock is released, and the deliveries it was sending are still pending for the next
+worker (the receiver may see an event twice, with the same `webhook-id`).
+
+Outcomes (API.md "Event feed"): 2xx delivered; 410 disables the subscription (audited
+as `disable_webhook`) and fails the delivery; timeouts, connection failures and other
+statuses are retried after GROUNDING_WEBHOOK_RETRY_SCHEDULE's next step, or after the
+receiver's Retry-After on 429, 502 and 504 (at most the schedule's longest step);
+once the schedule is spent the delivery is failed (a steward may replay it).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import close_old_connections, connections, transaction
+from django.db.models import Exists, F, OuterRef, Q
+from django.utils import timezone
+
+from feed import envelope, log_link, signing, transport
+from feed.choices import AttemptOutcome, DeliveryState
+from feed.models import Delivery, DeliveryAttempt, DeliveryLane, Webhook
+from policies import audit
+
+logger = logging.getLogger("grounding.feed")
+
+BATCH = 20
+RETRY_AFTER_STATUSES = frozenset({429, 502, 504})
+Poster = Callable[..., transport.Answer]
+
+
+@dataclass
+class Served:
+    """What one lane's batch did."""
+
+    webhook_id: object = None
+    attempts: int = 0
+    outcomes: dict[str, int] | None = None
+
+
+def next_delay(attempts_made: int, answer: transport.Answer) -> float | None:
+    """Seconds until the next try after `attempts_made` failed ones (None: give up)."""
+    schedule = settings.GROUNDING_WEBHOOK_RETRY_SCHEDULE
+    if attempts_made > len(schedule):
+        return None
+    delay = float(schedule[attempts_made - 1])
+    if answer.status in RETRY_AFTER_STATUSES and answer.retry_after is not None:
+        delay = min(answer.retry_after, float(max(schedule)))
+    return delay
+
+
+def _due(now) -> Exists:
+    return Exists(
+        Delivery.objects.filter(
+            webhook_id=OuterRef("webhook_id"), state=DeliveryState.PENDING, due_at__lte=now
+        )
+    )
+
+
+def claim_lane(now) -> DeliveryLane | None:
+    """Lock the least recently served lane of an active subscription with a due
+    delivery, skipping lanes another worker holds (call inside a transaction)."""
+    return (
+        DeliveryLane.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(webhook__active=True)
+        .filter(_due(now))
+        # Never-served lanes first, then the longest waiting.
+        .order_by(F("served_at").asc(nulls_first=True), "webhook_id")
+        .first()
+    )
+
+
+def ready_deliveries(webhook_id, now, limit: int = BATCH) -> list[Delivery]:
+    """Due pending deliveries with no earlier pending one of the same subject."""
+    earlier = Delivery.objects.filter(
+        webhook_id=OuterRef("webhook_id"),
+        subject=OuterRef("subject"),
+        state=DeliveryState.PENDING,
+    ).filter(
+        Q(sequence__lt=OuterRef("sequence"))
+        | Q(sequence=OuterRef("sequence"), id__lt=OuterRef("id"))
+    )
+    return list(
+        Delivery.objects.filter(webhook_id=webhook_id, state=DeliveryState.PENDING,
+                                due_at__lte=now)
+        .exclude(Exists(earlier))
+        .select_related("event", "event__dimension")
+        .order_by("due_at", "id")[:limit]
+    )  # fmt: skip
+
+
+def serve_one_lane(*, post: Poster = transport.post, batch: int = BATCH) -> Served | None:
+    """Claim one lane and deliver a batch of its ready deliveries; None if no lane
+    with a due delivery is free."""
+    # Committed leaves get their index first (unless a sequencer holds their log):
+    # an event is sent with its logindex. Outside the lane's transaction, so the log
+    # is never held while a receiver answers.
+    log_link.integrate(wait=False)
+    with transaction.atomic():
+        now = timezone.now()
+        lane = claim_lane(now)
+        if lane is None:
+            return None
+        webhook = Webhook.objects.select_related("dimension").get(pk=lane.webhook_id)
+        deliveries = ready_deliveries(webhook.pk, now, batch)
+        indexes = _logindexes(deliveries)
+        served = Served(webhook.pk, 0, {})
+        for delivery in deliveries:
+            logindex = indexes.get(delivery.event.audit_event_id)
+            if log_link.log_on() and logindex is None:
+                continue  # its leaf is not integrated yet: the next pass sends it
+            answer = _send(webhook, delivery, logindex, post)
+            lane.attempts += 1
+            served.attempts += 1
+            served.outcomes[answer.outcome] = served.outcomes.get(answer.outcome, 0) + 1
+            _record(webhook, lane, delivery, answer)
+            if answer.outcome == AttemptOutcome.GONE:
+                break
+        lane.served_at = timezone.now()
+        lane.save(update_fields=["attempts", "served_at"])
+        return served
+
+
+def _logindexes(deliveries: list[Delivery]) -> dict:
+    """Each delivery's logindex (an event whose leaf is not integrated yet is sent by
+    a later pass, with it)."""
+    if not deliveries or not log_link.log_on():
+        return {}
+    return log_link.logindexes(d.event.audit_event_id for d in deliveries)
+
+
+def _send(webhook: Webhook, delivery: Delivery, logindex, post: Poster) -> transport.Answer:
+    event = delivery.event
+    body = envelope.body(event, event.dimension.name, logindex)
+    headers = signing.headers(webhook.secret, str(event.event_id), body)
+    headers["Content-Type"] = envelope.CONTENT_TYPE
+    return post(webhook.url, body, headers, timeout=settings.GROUNDING_WEBHOOK_TIMEOUT)
+
+
+def _record(webhook: Webhook, lane: DeliveryLane, delivery: Delivery, answer) -> None:
+    now = timezone.now()
+    delivery.attempts += 1
+    next_due = None
+    if answer.outcome == AttemptOutcome.DELIVERED:
+        delivery.state = DeliveryState.DELIVERED
+        delivery.finished_at = now
+    elif answer.outcome == AttemptOutcome.GONE:
+        delivery.state = DeliveryState.FAILED
+        delivery.finished_at = now
+        _disable(webhook, "the receiver answered 410 Gone")
+    else:
+        delay = next_delay(delivery.attempts, answer)
+        if delay is None:
+            delivery.state = DeliveryState.FAILED
+            delivery.finished_at = now
+        else:
+            next_due = delivery.due_at = now + timedelta(seconds=delay)
+    DeliveryAttempt.objects.create(
+        webhook=webhook,
+        n=lane.attempts,
+        delivery=delivery,
+        attempted_at=now,
+        outcome=answer.outcome,
+        status_code=answer.status,
+        duration_ms=answer.duration_ms,
+        detail=answer.detail[:255],
+        next_due_at=next_due,
+    )
+    delivery.save(update_fields=["state", "due_at", "attempts", "finished_at"])
+
+
+def _disable(webhook: Webhook, reason: str) -> None:
+    webhook.active = False
+    webhook.disabled_reason = reason
+    webhook._history_user = None
+    webhook._change_reason = reason
+    webhook.save()
+    audit.record(
+        actor=None,
+        action="disable_webhook",
+        dimension=webhook.dimension,
+        references={"webhook_id": str(webhook.pk), "reason": "410"},
+    )
+
+
+def deliver_until_idle(*, post: Poster = transport.post, limit: int = 10_000) -> int:
+    """Serve lanes until none has a ready delivery (tests, `deliver_events --once`);
+    the number of attempts made."""
+    made, idle = 0, 0
+    for _ in range(limit):
+        served = serve_one_lane(post=post)
+        if served is None:
+            break
+        made += served.attempts
+        # A lane whose due deliveries all wait behind earlier ones of their subjects
+        # serves nothing; once every lane did, nothing is ready.
+        idle = idle + 1 if served.attempts == 0 else 0
+        if idle > DeliveryLane.objects.count():
+            break
+    return made
+
+
+def run(*, threads: int, poll: float, stop: threading.Event) -> None:
+    """Deliver until `stop` is set: `threads` threads, each serving lanes and waiting
+    `poll` seconds when none is due. Each thread has its own database connection."""
+
+    def loop() -> None:
+        idle = 0
+        try:
+            while not stop.is_set():
+                close_old_connections()
+                try:
+                    served = serve_one_lane()
+                except Exception:
+                    logger.exception("a delivery batch failed; retrying after the poll")
+                    served = None
+                idle = idle + 1 if served is not None and served.attempts == 0 else 0
+                if served is None or idle >= 3:
+                    idle = 0
+                    stop.wait(poll)
+        finally:
+            connections.close_all()
+
+    workers = [threading.Thread(target=loop, name=f"deliver-{i}", daemon=True)
+               for i in range(threads)]  # fmt: skip
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
