@@ -29,6 +29,10 @@ class WebhookChangeSerializer(serializers.Serializer):
 
 class WebhookSerializer(serializers.ModelSerializer):
     dimension = serializers.CharField(source="dimension.name")
+    event_types = serializers.ListField(
+        child=serializers.ChoiceField(choices=EventType.choices),
+        help_text="The event types delivered; empty: every type.",
+    )
 
     class Meta:
         model = Webhook
