@@ -38,6 +38,10 @@ ACCEPTED = {
     ("policies_api:decision-detail", "DELETE"): "revoke_disclosure_decision",
     ("policies_api:dimension-list", "POST"): "create_dimension",
     ("policies_api:profile-list", "POST"): "create_profile",
+    ("feed_api:webhook-list", "POST"): "create_webhook",
+    ("feed_api:webhook-detail", "PATCH"): "change_webhook",
+    ("feed_api:webhook-detail", "DELETE"): "delete_webhook",
+    ("feed_api:webhook-delivery-retry", "POST"): "retry_delivery",
     ("policies_api:profile-publish", "POST"): "publish_profile",
     ("evidence:wsp-import", "POST"): "wsp_import",
 }
@@ -46,6 +50,8 @@ ANSWERED_BEFORE_THE_BODY = {
     ("policies_api:decision-detail", "DELETE"): (404, "not_found"),  # no body
     ("policies_api:profile-publish", "POST"): (404, "not_found"),  # no body
     ("policies_api:dimension-list", "POST"): (403, "operator_required"),  # who, first
+    ("feed_api:webhook-detail", "DELETE"): (404, "not_found"),  # no body
+    ("feed_api:webhook-delivery-retry", "POST"): (404, "not_found"),  # no body
 }
 # Path arguments by name, typed as the converters want them.
 ARGUMENTS = {
@@ -55,6 +61,8 @@ ARGUMENTS = {
     "revision": 1,
     "ref": "urn:set:none",  # an evidence set's, or a profile's name@version
     "key": "urn:access:none",
+    "webhook_id": uuid.UUID(int=4),
+    "n": "1",  # a webhook's delivery attempt
 }
 ROUTES = sorted(api_routes(), key=lambda r: (r.name, r.method))
 WRITES = [r for r in ROUTES if r.method != "GET"]
