@@ -59,6 +59,13 @@ class WebhookCreatedSerializer(WebhookSerializer):
 
 
 class AttemptSerializer(serializers.ModelSerializer):
+    # Declared, not derived from the model: a model's positive integer fields take their
+    # bounds from the database backend, and the description must not depend on it.
+    n = serializers.IntegerField(min_value=1, help_text="The attempt's number, from 1.")
+    status_code = serializers.IntegerField(
+        allow_null=True, help_text="The receiver's HTTP status; null when none came back."
+    )
+    duration_ms = serializers.IntegerField(min_value=0)
     event_id = serializers.UUIDField(source="delivery.event.event_id")
     type = serializers.ChoiceField(source="delivery.event.type", choices=EventType.choices)
     subject = serializers.CharField(source="delivery.event.subject")

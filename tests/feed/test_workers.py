@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -37,6 +38,23 @@ def _worker(*args: str) -> subprocess.Popen:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+
+def _ready(process: subprocess.Popen, seconds: float = 60) -> None:
+    """Wait until the worker says it serves (its signal handlers are in place: a SIGTERM
+    before then would end it as any process, not after its batches)."""
+    deadline = time.monotonic() + seconds
+    seen = []
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], 0.5)
+        if not ready:
+            continue
+        line = process.stdout.readline().decode(errors="replace")
+        assert line, f"the worker ended before serving: {seen}"
+        seen.append(line)
+        if line.startswith("delivering with"):
+            return
+    raise AssertionError(f"the worker did not start serving: {seen}")
 
 
 def _wait(condition, seconds: float = 30) -> None:
@@ -83,6 +101,8 @@ def test_several_workers_deliver_every_event_in_order_per_subject(world):
             factories.assess(world.reviewer, link)
         workers = [_worker("--threads", "2") for _ in range(3)]
         try:
+            for process in workers:
+                _ready(process)
             _wait(lambda: Delivery.objects.filter(state="delivered").count() == 10)
         finally:
             for process in workers:
