@@ -37,8 +37,13 @@ lock: install
 	$(BIN)/pip-compile --quiet --strip-extras --generate-hashes --allow-unsafe --no-emit-index-url --no-emit-find-links -o requirements.lock pyproject.toml
 	$(BIN)/pip-compile --quiet --strip-extras --generate-hashes --allow-unsafe --no-emit-index-url --no-emit-find-links --extra dev -o requirements-dev.lock pyproject.toml
 
+# The suite runs in parallel, one worker per core (pytest-xdist); each worker has its
+# own test database (pytest-django suffixes its name with the worker's id).
+# PYTEST_WORKERS=0 runs it in one process (a debugger, -x on the first failure);
+# PYTEST_ARGS passes anything else to pytest (paths, -k, --durations=20).
+PYTEST_WORKERS ?= auto
 test: install
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # The committed OpenAPI description (spec.yaml): written from the code; the suite fails
 # when it differs from what the server serves (tests/api/test_committed_schema.py).

@@ -33,6 +33,7 @@ README = PROJECT / "README.md"
 SKIPPED = {
     "DATABASE_URL=postgres": "the same two commands on PostgreSQL: `make run` serves until "
     "stopped (its steps run here on SQLite) and `make test` is this very suite",
+    "PYTEST_WORKERS=0": "variants of `make test`, which is this very suite",
     "docker compose": "needs a Docker engine, which this machine has not; "
     "tests/ops/test_compose.py validates docker-compose.yml instead",
 }
