@@ -181,6 +181,10 @@ def _partial(serializer_class: type[serializers.Serializer]) -> type[serializers
     link's, so a required member present in it still cannot be emptied)."""
     fields = {}
     for name, field in serializer_class().get_fields().items():
+        # A declared field is deep-copied into each instance from its constructor
+        # arguments (DRF's Field.__deepcopy__), so an attribute set here would be lost
+        # and the schema would still require the member: it goes into the arguments.
+        field._kwargs = {**field._kwargs, "required": False}
         field.required = False
         fields[name] = field
     name = serializer_class.__name__.replace("Serializer", "PatchSerializer")
