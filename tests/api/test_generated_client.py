@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import inspect
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,10 @@ from tests.evidence.conftest import load as load_wsp
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
 PACKAGE = "grounding_client"
 CANONICAL_URL = "https://example.org/cafe"  # the extract fixture's one document
+# Members that are open by design (a model keeps them in additional_properties):
+# a provider's own fields, the Web Annotation's JSON-LD context and `grounding:`
+# extension members, the PROV-O graph as JSON-LD.
+OPEN = re.compile(r"^(/provider_fields/|/document/context/\d+/|/document/grounding:|/jsonld/)")
 GROUNDING_OPERATIONS = (
     "groundings_create", "groundings_read", "groundings_list",
     "groundings_partial_update", "groundings_assessments_create",
@@ -84,9 +89,22 @@ def generated_client(live_server, tmp_path_factory, django_db_blocker):
             del sys.modules[name]
 
 
+class _Checked:
+    """A generated operation whose every parsed answer declares all it carries."""
+
+    def __init__(self, module) -> None:
+        self.module = module
+
+    def sync_detailed(self, *args, **kwargs):
+        response = self.module.sync_detailed(*args, **kwargs)
+        undeclared = [p for p in _undeclared(response.parsed) if not OPEN.match(p)]
+        assert undeclared == [], (self.module.__name__, undeclared)
+        return response
+
+
 def _operations(tag: str, *names: str) -> SimpleNamespace:
     return SimpleNamespace(
-        **{name: importlib.import_module(f"{PACKAGE}.api.{tag}.{name}") for name in names}
+        **{name: _Checked(importlib.import_module(f"{PACKAGE}.api.{tag}.{name}")) for name in names}
     )
 
 
@@ -180,6 +198,11 @@ def _import(api, clients, world):
     assert isinstance(passage.parsed, api.models.Passage)
     assert passage.parsed.canonical_url == CANONICAL_URL
     assert passage.parsed.text.endswith("The bridge opened in 1932.")
+    envelope = passage.parsed.retrieval_observation
+    assert (envelope.execution_id, envelope.cache_status.disposition.value) == (
+        "exec-extract-001",
+        "miss",
+    )
     return report.passages[0].passage_id
 
 
@@ -207,7 +230,19 @@ def _read_with_etags(api, clients, gid):
     assert fetched.headers["ETag"] == '"1"'
     assert isinstance(fetched.parsed, api.models.Link)
     assert fetched.parsed.statement.statement_ref == "urn:answer:42#s3"
-    assert fetched.parsed.anchor.selector_profile == "nfc-codepoint-halfopen@1"
+    anchor, statement = fetched.parsed.anchor, fetched.parsed.statement
+    assert anchor.selector_profile == "nfc-codepoint-halfopen@1"
+    # A selector is one variant per `type`, each with its own members.
+    assert isinstance(anchor.source_selector, api.models.TextQuoteSelector)
+    quote = anchor.source_selector
+    assert (quote.type_, quote.prefix, quote.exact, quote.suffix) == (
+        "TextQuoteSelector",
+        "The bridge ",
+        "opened in 1932",
+        ".",
+    )
+    assert isinstance(statement.answer_selector, api.models.TextPositionSelector)
+    assert (statement.answer_selector.start, statement.answer_selector.end) == (10, 58)
     # The ETag of the last read, sent back: nothing changed, 304 and no body.
     unchanged = read.sync_detailed(gid, client=clients.curator, if_none_match='"1"')
     assert (unchanged.status_code, unchanged.content) == (304, b"")
@@ -355,7 +390,8 @@ def _project(api, clients, world, gid):
         "urn:answer:42@2",
         "urn:answer:42#s3",
     )
-    assert (target.selector.type_.value, target.selector["start"]) == ("TextPositionSelector", 10)
+    assert isinstance(target.selector, models.TextPositionSelector)
+    assert (target.selector.start, target.selector.end) == (10, 58)
     assert passage.source == "urn:wsp:exec-extract-001:obs-x1"
     assert isinstance(passage.selector, api.types.Unset)  # anchor.selector is withheld
     assert body.document.additional_properties["grounding:state"]["grounding:revision"] == 4
@@ -551,5 +587,22 @@ def test_if_match_is_optional_where_the_body_can_name_the_revision(api):
         api.groundings.groundings_assessments_create,
         api.groundings.groundings_withdrawal_create,
     ):
-        parameter = inspect.signature(operation.sync_detailed).parameters["if_match"]
-        assert parameter.default is not inspect.Parameter.empty, operation.__name__
+        parameter = inspect.signature(operation.module.sync_detailed).parameters["if_match"]
+        assert parameter.default is not inspect.Parameter.empty, operation.module.__name__
+
+
+def _undeclared(value, path="") -> list[str]:
+    """Members the server sent that the generated models do not declare (they land
+    in a model's additional_properties)."""
+    found = []
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found += _undeclared(item, f"{path}/{i}")
+    elif hasattr(value, "__attrs_attrs__"):
+        for attribute in value.__attrs_attrs__:
+            member = getattr(value, attribute.name)
+            if attribute.name == "additional_properties":
+                found += [f"{path}/{key}" for key in member]
+            else:
+                found += _undeclared(member, f"{path}/{attribute.name}")
+    return found
