@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from grounding.choices import (
@@ -307,6 +308,9 @@ class MemberAddSerializer(MemberSerializer):
 # -- change notifications and citations
 
 
+# Named in the description as the other bodies are (drf-spectacular appends "Request"
+# to a request component: the class name's own "Request" was said twice).
+@extend_schema_serializer(component_name="ChangeNotificationCreate")
 class ChangeNotificationRequestSerializer(serializers.Serializer):
     dimension = serializers.CharField()
     change_ref = serializers.CharField()
@@ -322,6 +326,7 @@ def _opt_str(**kwargs: Any) -> serializers.CharField:
     return serializers.CharField(required=False, allow_null=True, **kwargs)
 
 
+@extend_schema_serializer(component_name="FromCitations")
 class FromCitationsRequestSerializer(serializers.Serializer):
     """The payload is the provider's response as returned; the parser of `format`
     reads it."""

@@ -418,7 +418,7 @@ def _notify_change(api, clients, world, gid):
         "observed_at": "2026-12-01T09:00:00Z",
         "reason": "page re-published",
     }
-    body = models.ChangeNotificationRequestRequest.from_dict(values)
+    body = models.ChangeNotificationCreateRequest.from_dict(values)
     first = create.sync_detailed(client=clients.curator, body=body)
     assert first.status_code == 201, first.content
     notice = first.parsed
@@ -430,7 +430,7 @@ def _notify_change(api, clients, world, gid):
     assert again.status_code == 200, again.content
     assert (again.parsed.affected, again.parsed.notification_id) == (1, notice.notification_id)
 
-    other = models.ChangeNotificationRequestRequest.from_dict({**values, "reason": "another"})
+    other = models.ChangeNotificationCreateRequest.from_dict({**values, "reason": "another"})
     conflict = create.sync_detailed(client=clients.curator, body=other)
     assert _problem(api, conflict, 409, "change_conflict").change_ref == "urn:change:walk-1"
 
@@ -449,7 +449,7 @@ def _notify_change(api, clients, world, gid):
 def _from_citations(api, clients, world):
     """Provider citations become candidate links; re-posting creates nothing."""
     models, create = api.models, api.groundings.groundings_from_citations
-    body = models.FromCitationsRequestRequest.from_dict(
+    body = models.FromCitationsRequest.from_dict(
         {
             "dimension": world.dimension.name,
             "profile": world.profile.ref,
