@@ -8,7 +8,9 @@ The generator runs as a program on the schema the server serves, once per module
 the package it writes into a scratch directory is imported and used as a client
 would use it: only its typed functions (`<tag>.<operation>.sync_detailed`) and its
 models, never raw requests. Every client raises on a status its operation does not
-declare (`raise_on_unexpected_status`), so an undeclared answer fails the walk.
+declare (`raise_on_unexpected_status`), every answer is validated strictly against
+the served schema, and every parsed answer is checked for members its model does not
+declare: an answer the description does not say fails the walk.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import requests
 from django.test.utils import modify_settings
 
 from tests import factories
+from tests.api.strict_responses import served_schema
 from tests.citations.helpers import load as load_citations
 from tests.evidence.conftest import load as load_wsp
 
@@ -129,19 +132,36 @@ def clients(api, live_server, world):
     """An authenticated generated client per role of the world, and an anonymous one;
     closed at the end, so no keep-alive connection outlives the test in the server."""
 
+    def strictly(response) -> None:
+        """Each answer of the live server is what the schema declares, undeclared
+        members refused, as for the Django test client (tests/api/conftest.py)."""
+        response.read()
+        assert served_schema().check(
+            response.request.method,
+            response.request.url.path,
+            response.status_code,
+            response.headers.get("Content-Type", ""),
+            response.content,
+        )
+
+    hooks = {"event_hooks": {"response": [strictly]}}
+
     def client_for(user):
         return api.client.AuthenticatedClient(
             base_url=live_server.url,
             token=factories.token_for(user),
             prefix="Token",
             raise_on_unexpected_status=True,
+            httpx_args=hooks,
         )
 
     roles = ("curator", "reviewer", "access_steward", "projection_agent", "outsider")
     with contextlib.ExitStack() as stack:
         opened = {role: stack.enter_context(client_for(getattr(world, role))) for role in roles}
         opened["anonymous"] = stack.enter_context(
-            api.client.Client(base_url=live_server.url, raise_on_unexpected_status=True)
+            api.client.Client(
+                base_url=live_server.url, raise_on_unexpected_status=True, httpx_args=hooks
+            )
         )
         yield SimpleNamespace(**opened)
 
