@@ -1,8 +1,9 @@
 """A typed client generated from /api/schema/ (openapi-python-client) walks a link's
-whole life cycle against a live server, over real HTTP: WSP import, register, read,
-partial PATCH with If-Match, assess, revisions, each projection format, change
-notification, from-citations, withdraw; and each refusal it meets is parsed as the
-generated problem model.
+whole life cycle against a live server, over real HTTP: WSP import, register, read
+(ETag, If-None-Match), partial PATCH with If-Match (and the body's expected_revision),
+assess, revisions, each projection format, change notification, anchor observation,
+from-citations, a cursor-paged list, withdraw; and each refusal it meets is parsed as
+the generated problem model.
 
 The generator runs as a program on the schema the server serves, once per module;
 the package it writes into a scratch directory is imported and used as a client
@@ -25,7 +26,7 @@ import sys
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
@@ -48,7 +49,7 @@ GROUNDING_OPERATIONS = (
     "groundings_partial_update", "groundings_assessments_create",
     "groundings_revisions_list", "groundings_revision_read",
     "groundings_projection_retrieve", "groundings_withdrawal_create",
-    "groundings_from_citations",
+    "groundings_from_citations", "groundings_anchor_observations_create",
 )  # fmt: skip
 
 
@@ -187,7 +188,9 @@ def test_a_generated_client_walks_a_link_through_its_life_cycle(api, clients, wo
     _revisions(api, clients, gid)
     _project(api, clients, world, gid)
     _notify_change(api, clients, world, gid)
-    _from_citations(api, clients, world)
+    _observe_anchor(api, clients, gid)
+    other = _from_citations(api, clients, world)
+    _page(api, clients, world, [other, gid])
     _withdraw(api, clients, gid)
 
 
@@ -514,6 +517,44 @@ def _from_citations(api, clients, world):
     assert again.status_code == 200, again.content
     assert (again.parsed.created, again.parsed.replayed) == (0, True)
     assert [item.grounding_id for item in again.parsed.links] == [registered]
+    return registered
+
+
+def _observe_anchor(api, clients, gid):
+    """The reference resolver runs against the imported passage: one new revision."""
+    observe = api.groundings.groundings_anchor_observations_create
+    observed = observe.sync_detailed(
+        gid,
+        client=clients.curator,
+        body=api.models.AnchorObservationRequest(resolver=api.models.ResolverEnum.BUILTIN),
+        if_match='"5"',
+    )
+    assert observed.status_code == 201, observed.content
+    result = observed.parsed
+    assert isinstance(result, api.models.AnchorObservationResult)
+    assert (result.revision, result.resolution_state.value) == (6, "resolved")
+    anchor = result.anchor_result
+    assert (anchor.status.value, anchor.match_count) == ("resolved", 1)
+    # "opened in 1932" in "Café Unicode 𝔘 notes.\n\nThe bridge opened in 1932."
+    assert [(m.start, m.end) for m in anchor.matches] == [(34, 48)]
+    assert observed.headers["ETag"] == '"6"'
+
+
+def _page(api, clients, world, newest_first):
+    """The list, one link a page: the cursor of `next` reaches the other link."""
+    listed = api.groundings.groundings_list
+    first = listed.sync_detailed(
+        client=clients.curator, dimension=world.dimension.name, page_size=1
+    )
+    assert first.status_code == 200, first.content
+    assert [item.grounding_id for item in first.parsed.results] == newest_first[:1]
+    assert first.parsed.previous is None
+    cursor = parse_qs(urlsplit(first.parsed.next_).query)["cursor"][0]
+    second = listed.sync_detailed(
+        client=clients.curator, dimension=world.dimension.name, page_size=1, cursor=cursor
+    )
+    assert [item.grounding_id for item in second.parsed.results] == newest_first[1:]
+    assert second.parsed.next_ is None
 
 
 def _withdraw(api, clients, gid):
@@ -521,15 +562,15 @@ def _withdraw(api, clients, gid):
     body = models.WithdrawalRequest(
         reason="source retracted", authority_ref="urn:policy:withdrawal@1", scope="display"
     )
-    done = withdraw.sync_detailed(gid, client=clients.curator, body=body, if_match='"5"')
+    done = withdraw.sync_detailed(gid, client=clients.curator, body=body, if_match='"6"')
     assert done.status_code == 201, done.content
     result = done.parsed
     assert isinstance(result, models.WithdrawalResult)
-    assert (result.grounding_id, result.revision, result.reason) == (gid, 6, "source retracted")
-    assert done.headers["ETag"] == '"6"'
+    assert (result.grounding_id, result.revision, result.reason) == (gid, 7, "source retracted")
+    assert done.headers["ETag"] == '"7"'
 
     link = api.groundings.groundings_read.sync_detailed(gid, client=clients.curator).parsed
-    assert (link.revision, link.record_state.value) == (6, "withdrawn")
+    assert (link.revision, link.record_state.value) == (7, "withdrawn")
     assert link.display_state.value == "withdrawn"
     assert link.withdrawal.reason == "source retracted"
 
