@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from grounding.choices import (
@@ -181,6 +182,10 @@ def _partial(serializer_class: type[serializers.Serializer]) -> type[serializers
     link's, so a required member present in it still cannot be emptied)."""
     fields = {}
     for name, field in serializer_class().get_fields().items():
+        # A declared field is deep-copied into each instance from its constructor
+        # arguments (DRF's Field.__deepcopy__), so an attribute set here would be lost
+        # and the schema would still require the member: it goes into the arguments.
+        field._kwargs = {**field._kwargs, "required": False}
         field.required = False
         fields[name] = field
     name = serializer_class.__name__.replace("Serializer", "PatchSerializer")
@@ -303,6 +308,9 @@ class MemberAddSerializer(MemberSerializer):
 # -- change notifications and citations
 
 
+# Named in the description as the other bodies are (drf-spectacular appends "Request"
+# to a request component: the class name's own "Request" was said twice).
+@extend_schema_serializer(component_name="ChangeNotificationCreate")
 class ChangeNotificationRequestSerializer(serializers.Serializer):
     dimension = serializers.CharField()
     change_ref = serializers.CharField()
@@ -318,6 +326,7 @@ def _opt_str(**kwargs: Any) -> serializers.CharField:
     return serializers.CharField(required=False, allow_null=True, **kwargs)
 
 
+@extend_schema_serializer(component_name="FromCitations")
 class FromCitationsRequestSerializer(serializers.Serializer):
     """The payload is the provider's response as returned; the parser of `format`
     reads it."""

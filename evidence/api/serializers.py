@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from policies.kernel.openapi_schemas import converted_file
@@ -73,11 +74,19 @@ class _PublishedSerializer(serializers.Serializer):
     normalized = serializers.CharField(allow_null=True)
 
 
+def _as_imported(member: str) -> type[serializers.Field]:
+    """A field rendering one ResponseV3 member as the import stored it: declared by the
+    shipped schema the import validated it with."""
+    declared = extend_schema_field(copy.deepcopy(WSP_RESPONSE_V3["properties"][member]))
+    return declared(type(f"Imported_{member}", (serializers.JSONField,), {}))
+
+
+@extend_schema_serializer(component_name="Envelope")
 class _EnvelopeSerializer(serializers.Serializer):
     import_id = serializers.UUIDField()
     execution_id = serializers.CharField()
-    cache_status = serializers.DictField()
-    policy_actions = serializers.ListField(child=serializers.DictField())
+    cache_status = _as_imported("cache_status")()
+    policy_actions = _as_imported("policy_actions")()
 
 
 class PassageSerializer(serializers.Serializer):

@@ -49,6 +49,21 @@ class NativeProjectionSerializer(_ProjectionHead):
     fields = ProjectedFieldsSerializer(help_text="The link as disclosed to the recipient.")
 
 
+# The body and the target (grounding.exports.web_annotation): the passage and the
+# statement as W3C SpecificResources, each with a selector when it is a W3C one.
+_SPECIFIC_RESOURCE = {
+    "type": "object",
+    "required": ["type", "source"],
+    "properties": {
+        "type": {"type": "string", "const": "SpecificResource"},
+        "source": {"type": "string"},
+        "id": {"type": "string"},
+        "selector": {"$ref": "#/components/schemas/Selector"},
+    },
+    "additionalProperties": False,
+}
+
+
 @extend_schema_field(
     {
         "type": "object",
@@ -60,11 +75,25 @@ class NativeProjectionSerializer(_ProjectionHead):
             "id": {"type": "string"},
             "type": {"type": "string", "const": "Annotation"},
             "motivation": {"type": "string"},
-            "body": {"type": "object"},
-            "target": {"type": "object"},
-            "generator": {"type": "object"},
+            "body": _SPECIFIC_RESOURCE,
+            "target": _SPECIFIC_RESOURCE,
+            "generator": {
+                "type": "object",
+                "required": ["id", "type", "name"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "type": {"type": "string", "const": "Software"},
+                    "name": {"type": "string"},
+                },
+                "additionalProperties": False,
+            },
             "created": {"type": "string"},
-            "creator": {"type": "object"},
+            "creator": {
+                "type": "object",
+                "required": ["id", "name"],
+                "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+                "additionalProperties": False,
+            },
         },
         "additionalProperties": True,
     }

@@ -11,6 +11,11 @@ the server does (issue 26, "the schema says what the server enforces").
   `VALUE_0`.
 - `if_match_alternative`: If-Match's shape, and required only where the body has
   no `expected_revision` to name the revision instead.
+- `tagged_unions`: a shipped schema that is a union told apart by a tag (the
+  selector: `allOf` of `if type is X then …`) becomes a `oneOf` of one named
+  component per tag, with its discriminator: the same values validate, and a
+  generated client reads each variant's members (`TextQuoteSelector.exact`), which it
+  cannot find inside `if`/`then`.
 - `no_untyped_schemas`: start-up guard run with the schema: a property (or item)
   with no type at all is a declaration that was forgotten; generating the schema
   fails naming it, so `make spec` and the suite notice.
@@ -129,6 +134,59 @@ def if_match_alternative(result: dict, generator, request, public) -> dict:
                 name = body.get("$ref", "").rsplit("/", 1)[-1]
                 if "expected_revision" in schemas.get(name, {}).get("properties", {}):
                     parameter["required"] = False
+    return result
+
+
+def _tag_of(branch: Any) -> tuple[str, str] | None:
+    """(tag member, value) of an `{"if": {tag: const}, "then": …}` branch, else None."""
+    if not isinstance(branch, dict) or set(branch) != {"if", "then"}:
+        return None
+    condition = branch["if"].get("properties", {})
+    if len(condition) != 1:
+        return None
+    ((tag, value),) = condition.items()
+    if not isinstance(value, dict) or not isinstance(value.get("const"), str):
+        return None
+    return tag, value["const"]
+
+
+def tagged_unions(result: dict, generator, request, public) -> dict:
+    """A component that is only `if <tag> is X then <variant>` branches (the shipped
+    selector schema) as a `oneOf` of its variants, each a component named by its tag
+    value and closed as its `then` is; the tag is exactly one value per variant, so
+    exactly one matches, as exactly one `then` applied before."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for name, schema in list(schemas.items()):
+        branches = schema.get("allOf")
+        if not isinstance(branches, list) or not branches:
+            continue
+        tags = [_tag_of(branch) for branch in branches]
+        if None in tags or len({tag for tag, _ in tags}) != 1:
+            continue
+        tag = tags[0][0]
+        if set(schema.get("properties", {})) - {tag}:
+            continue  # members outside the branches: not a plain union
+        if any(value in schemas for _, value in tags):
+            raise ValueError(f"{name}: a variant's name is taken: {[v for _, v in tags]}")
+        mapping = {}
+        for (_, value), branch in zip(tags, branches, strict=True):
+            variant = dict(branch["then"])
+            variant["properties"] = {
+                **variant.get("properties", {}),
+                tag: {"type": "string", "const": value},
+            }
+            schemas[value] = variant
+            mapping[value] = f"#/components/schemas/{value}"
+        union = {"oneOf": [{"$ref": ref} for ref in mapping.values()]}
+        union["discriminator"] = {"propertyName": tag, "mapping": mapping}
+        if "description" in schema:
+            union["description"] = schema["description"]
+        schemas[name] = union
+        # The tag's enum (drf-spectacular's) is each variant's const now: dropped
+        # when nothing else names it.
+        ref = schema.get("properties", {}).get(tag, {}).get("$ref", "")
+        if ref and not any(node.get("$ref") == ref for node in _schemas(result)):
+            schemas.pop(ref.rsplit("/", 1)[-1], None)
     return result
 
 

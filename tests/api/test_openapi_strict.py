@@ -192,3 +192,53 @@ def test_strict_validation_refuses_what_the_schema_does_not_declare(schema):
     with pytest.raises(UndeclaredResponse, match="media type"):
         strict.check("GET", path, 200, "text/html", b"<p>")
     assert strict.check("GET", "/admin/", 200, "text/html", b"<p>") is False
+
+
+SELECTORS = [
+    ({"type": "TextQuoteSelector", "exact": "opened in 1932", "prefix": "The bridge "}, True),
+    ({"type": "TextPositionSelector", "start": 10, "end": 58}, True),
+    (
+        {
+            "type": "TextPositionSelector", "start": 0, "end": 3,
+            "refinedBy": {"type": "TextQuoteSelector", "exact": "abc"},
+        },
+        True,
+    ),
+    ({"type": "FragmentSelector", "value": "page=2"}, True),
+    ({"type": "WspSegmentSelector", "segment": 2, "field": "text"}, True),
+    ({"type": "TextQuoteSelector"}, False),
+    ({"type": "TextQuoteSelector", "exact": "x", "start": 1}, False),
+    ({"type": "TextPositionSelector", "start": -1, "end": 2}, False),
+    ({"type": "CssSelector", "value": "p"}, False),
+    ({"exact": "x"}, False),
+    (
+        {
+            "type": "TextPositionSelector", "start": 0, "end": 3,
+            "refinedBy": {"type": "TextQuoteSelector"},
+        },
+        False,
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("value", "valid"), SELECTORS)
+def test_a_selector_is_one_named_variant_per_type_accepting_what_the_shipped_schema_does(
+    schema, value, valid
+):
+    """The shipped selector schema's `if type is X then …` branches are served as a
+    oneOf of named variants with a discriminator (a generated client reads each
+    variant's members); both accept and refuse the same values."""
+    from jsonschema import Draft202012Validator
+
+    components = schema["components"]["schemas"]
+    assert components["Selector"]["discriminator"]["propertyName"] == "type"
+    assert [ref["$ref"].rsplit("/", 1)[1] for ref in components["Selector"]["oneOf"]] == [
+        "TextQuoteSelector", "TextPositionSelector", "FragmentSelector",
+        "DataPositionSelector", "RangeSelector", "WspSegmentSelector",
+    ]  # fmt: skip
+    assert components["TextQuoteSelector"]["properties"]["type"]["const"] == "TextQuoteSelector"
+    assert "SelectorTypeEnum" not in components
+    shipped = json.loads((ROOT / "grounding" / "schemas" / "selector.json").read_text("utf-8"))
+    served = {"$ref": "#/components/schemas/Selector", "components": schema["components"]}
+    assert Draft202012Validator(shipped).is_valid(value) is valid
+    assert Draft202012Validator(served).is_valid(value) is valid
