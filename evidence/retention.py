@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from evidence.models import Content, Passage, RetrievalObservation
+from policies.kernel import compat
 from policies.models import Dimension
 
 PURGED = {"purged": True}
@@ -37,8 +38,7 @@ def purge_passages(
         passage.title = None
         passage.content = None
         passage.provider_fields = {}
-        passage._history_user = actor
-        passage._change_reason = "disposal purge"
+        compat.set_history_context(passage, user=actor, reason="disposal purge")
         passage.save()
         counts["passages"] += 1
     # The passages' own history rows (a passage never changes Dimension).

@@ -20,6 +20,7 @@ from feed.models import Delivery, DeliveryAttempt, DeliveryLane, Webhook
 from policies import audit
 from policies.actions import composable, dimension_context
 from policies.choices import Role
+from policies.kernel import compat
 from policies.kernel.refusals import Offender, Refusal
 from policies.operations import Operation
 from policies.services import named_dimension, require_role
@@ -142,8 +143,9 @@ def do_retry_delivery(*, actor, webhook_id: Any, n: Any) -> Delivery:
 
 
 def _save(webhook: Webhook, actor, reason: str) -> None:
-    webhook._history_user = actor if getattr(actor, "pk", None) else None
-    webhook._change_reason = reason
+    compat.set_history_context(
+        webhook, user=actor if getattr(actor, "pk", None) else None, reason=reason
+    )
     webhook.save()
 
 

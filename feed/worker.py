@@ -35,6 +35,7 @@ from feed import envelope, log_link, signing, transport
 from feed.choices import AttemptOutcome, DeliveryState
 from feed.models import Delivery, DeliveryAttempt, DeliveryLane, Webhook
 from policies import audit
+from policies.kernel import compat
 
 logger = logging.getLogger("grounding.feed")
 
@@ -186,8 +187,7 @@ def _record(webhook: Webhook, lane: DeliveryLane, delivery: Delivery, answer) ->
 def _disable(webhook: Webhook, reason: str) -> None:
     webhook.active = False
     webhook.disabled_reason = reason
-    webhook._history_user = None
-    webhook._change_reason = reason
+    compat.set_history_context(webhook, user=None, reason=reason)
     webhook.save()
     audit.record(
         actor=None,

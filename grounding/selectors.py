@@ -17,6 +17,7 @@ from grounding.models import (
     Withdrawal,
 )
 from grounding.representation import LinkRecords
+from policies.kernel import compat
 from policies.kernel.refusals import Refusal
 from policies.kernel.text import control_offenders
 from policies.memberships import memberships
@@ -101,7 +102,7 @@ def as_registered(link: GroundingLink) -> GroundingLink:
     link has no assessments, set memberships or withdrawal yet."""
     setattr(link, _ASSESSMENTS, [])
     setattr(link, _MEMBERSHIPS, [])
-    GroundingLink.withdrawal.related.set_cached_value(link, None)
+    compat.cache_related(GroundingLink.withdrawal.related, link, None)
     return link
 
 

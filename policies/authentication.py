@@ -23,7 +23,7 @@ from knox.models import get_token_model
 from knox.settings import knox_settings
 from rest_framework import exceptions
 
-from policies.kernel import reads
+from policies.kernel import compat, reads
 from policies.memberships import joined, remember
 from policies.models import Dimension
 
@@ -71,7 +71,7 @@ def _token_with_user(digest: str):
     if not found:
         return None
     user, token, _, _ = found[0]
-    token._state.fields_cache["user"] = user
+    compat.related_cache(token)["user"] = user
     remember(user, [(dimension, role) for _, _, dimension, role in found])
     return token
 

@@ -19,6 +19,7 @@ from policies import audit
 from policies.actions import composable, dimension_context
 from policies.choices import ProfileStatus, Role
 from policies.disclosure import ALL_FIELDS, PURPOSE_BY_ROLE
+from policies.kernel import compat
 from policies.kernel.refusals import Offender, Refusal
 from policies.kernel.text import control_offenders
 from policies.memberships import forget_memberships
@@ -33,8 +34,9 @@ INTERNAL_DECISION_REF = "urn:access:internal:{role}"
 
 
 def _save(obj, *, actor, reason: str) -> None:
-    obj._history_user = actor if getattr(actor, "pk", None) else None
-    obj._change_reason = reason
+    compat.set_history_context(
+        obj, user=actor if getattr(actor, "pk", None) else None, reason=reason
+    )
     obj.save()
 
 
@@ -120,8 +122,9 @@ def do_revoke_role(*, actor, dimension: Dimension, user, role: Role) -> bool:
     ).first()
     if membership is None:
         return False
-    membership._history_user = actor if getattr(actor, "pk", None) else None
-    membership._change_reason = f"revoked {role}"
+    compat.set_history_context(
+        membership, user=actor if getattr(actor, "pk", None) else None, reason=f"revoked {role}"
+    )
     membership.delete()
     forget_memberships(user)
     audit.record(

@@ -16,6 +16,7 @@ from typing import Any
 
 from django.conf import settings
 
+from policies.kernel import compat
 from policies.kernel.refusals import Offender, Refusal
 from policies.memberships import memberships
 from transparency import merkle, notes, sequencer
@@ -63,7 +64,7 @@ def log_for(actor, name: Any) -> Log:
 
 def log_of(dimension_id: int) -> Log:
     """The log of a Dimension the caller was already found a member of. Its leaf,
-    nodes and checkpoints are then read where it was (`log._state.db`): a replica
+    nodes and checkpoints are then read where it was (`compat.stored_on(log)`): a replica
     shows them as the sequencer committed them, together."""
     return Log.objects.select_related("dimension").get(dimension_id=dimension_id)
 
@@ -97,7 +98,7 @@ def checkpoint(log: Log) -> str:
 def checkpoint_of_size(log: Log, size: int) -> str | None:
     if size == log.size:
         return checkpoint(log)
-    notes_of = Checkpoint.objects.using(log._state.db).filter(log=log, size=size)
+    notes_of = Checkpoint.objects.using(compat.stored_on(log)).filter(log=log, size=size)
     return notes_of.values_list("note", flat=True).first()
 
 
@@ -112,7 +113,7 @@ def entries(log: Log, start: int, end: int | None) -> dict:
     if end - start > ENTRIES_MAX:
         raise _bad("end", "range", f"at most {ENTRIES_MAX} entries per page.")
     rows = (
-        Leaf.objects.using(log._state.db)
+        Leaf.objects.using(compat.stored_on(log))
         .filter(log=log, index__gte=start, index__lt=end)
         .order_by("index")
     )
@@ -126,7 +127,7 @@ def entries(log: Log, start: int, end: int | None) -> dict:
 
 def inclusion_hashes(log: Log, index: int, tree_size: int) -> list[bytes]:
     ranges = merkle.inclusion_ranges(index, tree_size)
-    nodes = sequencer.read_nodes(log._state.db, log.pk, merkle.nodes_for(ranges))
+    nodes = sequencer.read_nodes(compat.stored_on(log), log.pk, merkle.nodes_for(ranges))
     return [merkle.range_hash(lo, hi, nodes) for lo, hi in ranges]
 
 
@@ -151,7 +152,7 @@ def consistency(log: Log, first: int, second: int | None) -> dict:
     if first > second:
         raise _bad("first", "inconsistent", "first must not exceed second.")
     ranges = merkle.consistency_ranges(first, second)
-    nodes = sequencer.read_nodes(log._state.db, log.pk, merkle.nodes_for(ranges))
+    nodes = sequencer.read_nodes(compat.stored_on(log), log.pk, merkle.nodes_for(ranges))
     return {
         "first": first,
         "second": second,
@@ -163,7 +164,7 @@ def consistency(log: Log, first: int, second: int | None) -> dict:
 def revision_leaf(log: Log, grounding_id: uuid.UUID, revision: int) -> Leaf | None:
     """The sequenced leaf of the write that made this revision of the link."""
     leaf = (
-        Leaf.objects.using(log._state.db)
+        Leaf.objects.using(compat.stored_on(log))
         .filter(grounding_id=grounding_id, revision=revision, index__lt=log.size)
         .order_by("index")
         .last()
@@ -171,7 +172,7 @@ def revision_leaf(log: Log, grounding_id: uuid.UUID, revision: int) -> Leaf | No
     if leaf is not None:
         return leaf
     extra = (
-        LeafRevision.objects.using(log._state.db)
+        LeafRevision.objects.using(compat.stored_on(log))
         .filter(grounding_id=grounding_id, revision=revision, leaf__index__lt=log.size)
         .select_related("leaf")
         .first()

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from django.db import connections
 
+from policies.kernel import compat
 from transparency import notes, proofs, tables
 from transparency.models import Log, PendingWrite, RecordKey
 from transparency.verifier import VerifierKey, parse_note, verify_inclusion
@@ -38,7 +39,7 @@ class RevisionStatus:
 
 def revision_statuses(log: Log, grounding_id: uuid.UUID, revisions: list[int]) -> dict:
     """{revision: RevisionStatus} for these revisions of the link."""
-    using = log._state.db
+    using = compat.stored_on(log)
     note = parse_note(proofs.checkpoint(log))
     key = VerifierKey.parse(notes.signer().verifier_key)
     signed = key.verifies(note) and (note.size, note.root) == (log.size, bytes(log.root_hash))
@@ -64,12 +65,12 @@ def _leaf_status(log, leaf, grounding_id, revision, root, signed) -> RevisionSta
     if row is None:
         return RevisionStatus("failed", leaf.index, "the leaf commits to no row of it")
     commitment, key_id, history_id = row
-    key = RecordKey.objects.using(log._state.db).filter(pk=key_id).first()
+    key = RecordKey.objects.using(compat.stored_on(log)).filter(pk=key_id).first()
     if key is None:
         return RevisionStatus("failed", leaf.index, "the commitment's key is gone")
     if key.key is None:
         return RevisionStatus("withheld", leaf.index, "its key went with the disposal")
-    data = _canonical_row(log._state.db, history_id)
+    data = _canonical_row(compat.stored_on(log), history_id)
     if data is None:
         return RevisionStatus("failed", leaf.index, "the revision's history row is gone")
     made = base64.b64encode(hmac.new(bytes(key.key), data, hashlib.sha256).digest()).decode()
@@ -81,7 +82,7 @@ def _leaf_status(log, leaf, grounding_id, revision, root, signed) -> RevisionSta
 def _row_commitment(log, leaf, grounding_id, revision):
     """The leaf's commitment to the link's history row of this revision: (hmac, key
     id, history id); the last one when the write stored several."""
-    rows = {str(pk): pk for pk in _history_ids(log._state.db, grounding_id, revision)}
+    rows = {str(pk): pk for pk in _history_ids(compat.stored_on(log), grounding_id, revision)}
     found = None
     for c, key_id in zip(leaf.commitments, leaf.key_ids, strict=False):
         if c["table"] == LINK_HISTORY and c["row"] in rows:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from django.db import connections
 from django.db.models import Q
 
-from policies.kernel import cursors
+from policies.kernel import compat, cursors
 from transparency import merkle
 from transparency.models import Leaf, LeafRevision, Node
 
@@ -76,10 +76,9 @@ def store(using: str, leaves: list[dict], created: list[tuple[merkle.Node, bytes
     columns = ("log_id", "audit_event", "action", "grounding_id", "revision", "actor_ref", "at",
                "commitments", "key_ids", "index", "leaf", "leaf_hash", "integrated_at")  # fmt: skip
     quote = connection.ops.quote_name
-    connection.ensure_connection()
     # COPY: the leaves (their JSON and bytes) stream as rows, nothing quoted into a
     # statement's text.
-    with connection.wrap_database_errors, connection.connection.cursor() as raw:
+    with compat.driver_cursor(connection) as raw:
         names = ", ".join(quote(c) for c in columns)
         with raw.copy(f"COPY transparency_leaf ({names}) FROM STDIN") as copy:
             for leaf in leaves:

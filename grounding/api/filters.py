@@ -166,9 +166,9 @@ class LinkCursorPagination(CursorPagination):
         self.ordering_name = chosen if chosen in ORDERINGS else DEFAULT_ORDERING
         return ORDERINGS[self.ordering_name]
 
-    def _get_position_from_instance(self, instance, ordering) -> str:
+    def position_of(self, instance, ordering) -> str:
         if len(ordering) == 1:
-            text = super()._get_position_from_instance(instance, ordering)
+            text = super().position_of(instance, ordering)
         else:
             value = getattr(instance, ordering[0].lstrip("-"))
             shown = value.isoformat() if hasattr(value, "isoformat") else str(value)
@@ -235,7 +235,7 @@ class LinkCursorPagination(CursorPagination):
         self.page = list(results[: self.page_size])
         if len(results) > len(self.page):
             has_following_position = True
-            following_position = self._get_position_from_instance(results[-1], self.ordering)
+            following_position = self.position_of(results[-1], self.ordering)
         else:
             has_following_position = False
             following_position = None

@@ -22,7 +22,7 @@ class CitationEntrySerializer(serializers.Serializer):
 
     index = serializers.IntegerField()
     # Where the citation sits in the provider's payload: each parser
-    # (grounding.services.citations) names its own container positions.
+    # (grounding.citations) names its own container positions.
     block_index = serializers.IntegerField(required=False, help_text="Anthropic: content block.")
     output_index = serializers.IntegerField(required=False, help_text="OpenAI: output item.")
     content_index = serializers.IntegerField(

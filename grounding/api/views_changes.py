@@ -1,5 +1,7 @@
 """Change notifications (API.md "Change notifications"): post one, list them, read one
-with the links it sent back to review. Curators and stewards of the Dimension."""
+with the links it sent back to review. Curators and stewards of the Dimension. The
+answers' serializers are `grounding.api.serializers_changes`; the request body is
+declared in `grounding.bodies`."""
 
 from __future__ import annotations
 
@@ -7,12 +9,13 @@ import uuid
 from typing import Any
 
 from django.db.models import QuerySet
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from grounding.api import examples
+from grounding.api.serializers_changes import ChangeNotificationSerializer
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
 from grounding.services.changes import NOTIFY_CHANGE, NOTIFYING_ROLES, Outcome
@@ -24,48 +27,6 @@ from policies.web.pagination import CursorPagination
 from policies.web.views import ApiView
 
 _ROLES = {str(r) for r in NOTIFYING_ROLES}
-
-
-class _ByLink(serializers.ListSerializer):
-    def to_representation(self, data):
-        return super().to_representation(data.order_by("link_id"))
-
-
-class AffectedLinkSerializer(serializers.Serializer):
-    grounding_id = serializers.UUIDField(source="link_id")
-    revision = serializers.IntegerField()
-
-    class Meta:
-        list_serializer_class = _ByLink
-
-
-class IsSet(serializers.BooleanField):
-    """True once the attribute it reads (a time) is set."""
-
-    def get_attribute(self, instance):
-        return super().get_attribute(instance) is not None
-
-
-class ChangeNotificationSerializer(serializers.Serializer):
-    """A notification; its affected links (`links`) when read one by one, not in lists."""
-
-    notification_id = serializers.UUIDField()
-    dimension = serializers.CharField(source="dimension.name")
-    change_ref = serializers.CharField()
-    kind = serializers.ChoiceField(choices=ChangeKind.choices)
-    subject_ref = serializers.CharField()
-    observed_at = serializers.DateTimeField(allow_null=True)
-    reason = serializers.CharField()
-    recorded_at = serializers.DateTimeField()
-    completed = IsSet(source="completed_at")
-    affected = serializers.IntegerField()
-    links = AffectedLinkSerializer(source="affected_links", many=True, required=False)
-
-    def get_fields(self):
-        fields = super().get_fields()
-        if self.context.get("links") is False:
-            del fields["links"]
-        return fields
 
 
 class ChangeNotificationPagination(CursorPagination):

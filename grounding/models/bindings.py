@@ -7,6 +7,7 @@ from django.db import models
 from simple_history.models import HistoricalRecords
 
 from grounding.choices import RebindRequirement
+from policies.kernel import compat
 from policies.kernel.history import HistoryBypassError, TrackedManager
 from policies.kernel.identifiers import uuid7
 
@@ -22,7 +23,7 @@ class ImmutableBinding(models.Model):
         abstract = True
 
     def save(self, *args, **kwargs):
-        if not self._state.adding and not getattr(self, "_disposal_purge", False):
+        if not compat.is_adding(self) and not getattr(self, "_disposal_purge", False):
             raise HistoryBypassError(
                 f"{type(self).__name__} rows are immutable; revise the link to rebind."
             )

@@ -23,6 +23,8 @@ from contextvars import ContextVar
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, transaction
 
+from policies.kernel import compat
+
 PRIMARY = DEFAULT_DB_ALIAS
 REPLICA = "replica"
 # The database cache's model (django.core.cache.backends.db).
@@ -64,7 +66,7 @@ class ReplicaRouter:
 
     def allow_relation(self, obj1, obj2, **hints) -> bool | None:
         # Both aliases hold the same data (the replica mirrors the primary).
-        if {obj1._state.db, obj2._state.db} <= {PRIMARY, REPLICA}:
+        if {compat.stored_on(obj1), compat.stored_on(obj2)} <= {PRIMARY, REPLICA}:
             return True
         return None
 

@@ -18,6 +18,7 @@ from grounding.models import Assessment, GroundingLink
 from grounding.selectors import NO_SUCH_LINK, dimension_name_of, member_dimension_ids
 from policies.actions import refuse_invalid
 from policies.choices import Role
+from policies.kernel import compat
 from policies.kernel.refusals import Refusal
 from policies.kernel.text import plausible_ref
 from policies.models import Dimension
@@ -194,6 +195,5 @@ def save_revision(link: GroundingLink, *, actor, reason: str) -> None:
 
 
 def save_tracked(obj, *, actor, reason: str) -> None:
-    obj._history_user = actor
-    obj._change_reason = reason
+    compat.set_history_context(obj, user=actor, reason=reason)
     obj.save()

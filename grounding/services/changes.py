@@ -186,7 +186,7 @@ NOTIFY_CHANGE = Operation(
     fanout.ACTION,
     run=notify_change,
     input=bodies.ChangeNotificationRequestSerializer,
-    output="grounding.api.views_changes.ChangeNotificationSerializer",
+    output="grounding.api.serializers_changes.ChangeNotificationSerializer",
     roles=NOTIFYING_ROLES,
     # A Dimension where the caller holds no role is not_found.
     refusals=(

@@ -27,6 +27,7 @@ from grounding.models import (
     StatementBinding,
 )
 from policies import audit
+from policies.kernel import compat
 from policies.kernel.bulk import (
     insert_rows,
     update_with_history,
@@ -222,7 +223,7 @@ def _still_affected(notification: ChangeNotification, keys: list[uuid.UUID]):
         link = stored_instance(GroundingLink, _LINK_ATTNAMES, row[:split], found.db)
         statement = row[split:end]
         if statement[0] is not None:
-            link._state.fields_cache["current_statement"] = stored_instance(
+            compat.related_cache(link)["current_statement"] = stored_instance(
                 StatementBinding, _STATEMENT_ATTNAMES, statement, found.db
             )
         if row[end] == AccessLabel.RESTRICTED:
@@ -301,7 +302,7 @@ def _write(
 
 
 def _needs_rebind(link: GroundingLink) -> bool:
-    statement = link._state.fields_cache.get("current_statement")
+    statement = compat.related_cache(link).get("current_statement")
     return statement is not None and statement.rebind_requirement != (
         RebindRequirement.REVIEW_REQUIRED
     )
@@ -326,5 +327,5 @@ def _rebind(links: list[GroundingLink], *, actor, reason: str) -> None:
         change_reason=reason,
     )
     for link, key in zip(links, new, strict=True):
-        link._state.fields_cache.pop("current_statement", None)
+        compat.related_cache(link).pop("current_statement", None)
         link.current_statement_id = key

@@ -16,13 +16,13 @@ from typing import Any
 
 from django.core.validators import RegexValidator
 from rest_framework import serializers
-from rest_framework.fields import _UnvalidatedField
 
 from grounding import bodies
 from grounding.choices import UseBasis
 from grounding.values import structured
 from grounding.values.fields import StructuredField
 from grounding.values.timestamps import parse_rfc3339
+from policies.kernel import compat
 from policies.kernel.refusals import Offender, pointer_join
 from policies.models import Profile
 
@@ -165,7 +165,7 @@ def _child_check(child: serializers.Field, where: str) -> Check:
     default child, which declares nothing), or a field's own check."""
     if isinstance(child, serializers.Serializer):
         return _group(compile_body(where, type(child)))
-    if type(child) is _UnvalidatedField:
+    if compat.is_unvalidated_field(child):
         return _any
     return _check_for(child, where)
 

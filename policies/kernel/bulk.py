@@ -23,7 +23,7 @@ from django.db import connections, models, router
 from django.utils import timezone
 from simple_history.utils import get_history_manager_for_model
 
-from policies.kernel import rows, written
+from policies.kernel import compat, rows, written
 
 # Below this many rows one INSERT (one round trip) is cheaper than COPY (two).
 COPY_MIN_ROWS = 16
@@ -100,9 +100,7 @@ def update_with_history(
     using, connection, when = _history_write(model, date)
     if connection.vendor != "postgresql":
         for obj in objs:
-            obj._history_user = user
-            obj._history_date = when
-            obj._change_reason = change_reason
+            compat.set_history_context(obj, user=user, reason=change_reason, date=when)
             obj.save(using=using)
         return
     meta = model._meta
@@ -236,12 +234,8 @@ def direct_write(connection, model: type[models.Model], objs: Sequence[models.Mo
         connection.vendor == "postgresql"
         and getattr(objs[0], model._meta.pk.attname) is not None
         # Set on an instance when given (simple-history reads them with getattr).
-        and not any(a in obj.__dict__ for obj in objs for a in _PER_OBJECT_HISTORY)
+        and not any(compat.carries_history_context(obj) for obj in objs)
     )
-
-
-# simple-history's per-object overrides; a batch carrying them takes the ORM path.
-_PER_OBJECT_HISTORY = ("_history_user", "_history_date", "_change_reason")
 
 
 HISTORY_COLUMNS = ("history_date", "history_user_id", "history_change_reason", "history_type")
@@ -272,18 +266,11 @@ def _copy(
     statement = f"COPY {quote(model._meta.db_table)} ({columns}) FROM STDIN"
     connection.ensure_connection()
     started = time.monotonic()
-    # The raw psycopg cursor skips Django's wrapper: keep its errors django.db ones
+    # The raw psycopg cursor skips Django's wrapper: its errors stay django.db ones
     # (a unique violation an IntegrityError) for the callers that catch them.
-    with (
-        connection.wrap_database_errors,
-        connection.connection.cursor() as cursor,
-        cursor.copy(statement) as copy,
-    ):
+    with compat.driver_cursor(connection) as cursor, cursor.copy(statement) as copy:
         for row in rows:
             copy.write_row(row)
-    if connection.queries_logged:
-        # COPY bypasses Django's cursor wrapper; log it as the wrapper would so that
-        # DEBUG query logs and query-count tests still see every statement.
-        connection.queries_log.append(
-            {"sql": f"{statement} -- {count} rows", "time": f"{time.monotonic() - started:.3f}"}
-        )
+    # COPY bypasses Django's cursor wrapper; logged as the wrapper would log it so that
+    # DEBUG query logs and query-count tests still see every statement.
+    compat.log_statement(connection, f"{statement} -- {count} rows", time.monotonic() - started)

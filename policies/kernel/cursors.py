@@ -13,11 +13,11 @@ column's type); `numbered` writes a statement's `%s` as PostgreSQL's `$1`, `$2`,
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 
-import psycopg
+from policies.kernel import compat
 
 
 @functools.lru_cache(maxsize=512)
@@ -29,13 +29,7 @@ def numbered(statement: str) -> str:
     return "".join(f"{piece}${n}" for n, piece in enumerate(pieces[:-1], 1)) + pieces[-1]
 
 
-@contextlib.contextmanager
-def server_bound(connection) -> Iterator:
+def server_bound(connection) -> AbstractContextManager[Iterator]:
     """A cursor of this (PostgreSQL) connection, wrapped as Django wraps its own, that
     takes statements with $n placeholders (`numbered`) and has the server bind them."""
-    with connection.cursor() as django_cursor:  # connected and checked as Django does
-        raw = psycopg.RawCursor(connection.connection)
-        try:
-            yield type(django_cursor)(raw, connection)
-        finally:
-            raw.close()
+    return compat.server_bound_cursor(connection)

@@ -9,6 +9,8 @@ refuse updates and deletes altogether.
 
 from django.db import models
 
+from policies.kernel import compat
+
 
 class HistoryBypassError(RuntimeError):
     """Raised when code tries to change tracked rows without writing history."""
@@ -53,7 +55,7 @@ class AppendOnlyModel(models.Model):
         abstract = True
 
     def save(self, *args, **kwargs):
-        if not self._state.adding:
+        if not compat.is_adding(self):
             raise HistoryBypassError(f"{type(self).__name__} rows are append-only.")
         super().save(*args, **kwargs)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections, models, router
 
-from policies.kernel import cursors
+from policies.kernel import compat, cursors
 
 
 @functools.cache
@@ -94,8 +94,7 @@ def _plan(model: type[models.Model], using: str):
     converting = []
     for index, field in enumerate(model._meta.concrete_fields):
         attnames.append(field.attname)
-        expression = field.get_col(model._meta.db_table)
-        found = connection.ops.get_db_converters(expression) + field.get_db_converters(connection)
+        found, expression = compat.db_converters(field, model._meta.db_table, connection)
         if found:
             converting.append((index, tuple((c, expression) for c in found)))
     return attnames, converting, attnames.index(model._meta.pk.attname)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.db import models
 
+from policies.kernel import compat
 from policies.kernel.canonical import json_text
 
 _M = TypeVar("_M", bound=models.Model)
@@ -50,7 +51,7 @@ def new_instance(model: type[_M], values: dict[str, Any]) -> _M:
     `Model(**values)`).
     """
     constants, keys, dynamic = _instance_plan(model)
-    state = models.base.ModelState()
+    cached = {}
     attrs = dict(constants)
     for key, value in values.items():
         try:
@@ -59,15 +60,13 @@ def new_instance(model: type[_M], values: dict[str, Any]) -> _M:
             unknown = sorted(set(values) - keys.keys())
             raise TypeError(f"{model.__name__} got unexpected fields: {unknown}") from None
         if cache_name is not None:
-            state.fields_cache[cache_name] = value
+            cached[cache_name] = value
             value = None if value is None else getattr(value, target)
         attrs[attname] = value
     for attname, name, field in dynamic:
         if attname not in values and name not in values:
             attrs[attname] = field.get_default()
-    obj = model.__new__(model)
-    obj.__dict__.update(attrs, _state=state)
-    return obj
+    return compat.bare_instance(model, attrs, cached=cached)
 
 
 def stored_instance(
@@ -75,12 +74,7 @@ def stored_instance(
 ) -> _M:
     """An instance of a row read from `using` with these fields, as `Model.from_db`
     builds it: the fields not read are deferred (absent, loaded on access)."""
-    state = models.base.ModelState()
-    state.adding = False
-    state.db = using
-    obj = model.__new__(model)
-    obj.__dict__.update(zip(attnames, values, strict=True), _state=state)
-    return obj
+    return compat.bare_instance(model, dict(zip(attnames, values, strict=True)), using=using)
 
 
 @functools.cache
@@ -189,35 +183,13 @@ def _read_plan(model: type[models.Model]) -> tuple[list[models.Field], list[tupl
 
 @functools.cache
 def _related_fields(model: type[models.Model]) -> tuple[tuple, ...]:
-    if model._meta.private_fields:
+    if compat.private_fields(model):
         raise NotImplementedError(f"{model.__name__}: private fields take bulk_create")
     return tuple(
         (f.name, f.attname, f.target_field.attname, f)
         for f in model._meta.concrete_fields
         if f.is_relation
     )
-
-
-def _prepare_related(obj: models.Model, related: tuple[tuple, ...]) -> None:
-    """`Model._prepare_related_fields_for_save`, over the model's relations only: a
-    cached related object gives its key, and an unsaved one refuses the write."""
-    cache = obj._state.fields_cache
-    if not cache:
-        return
-    own = obj.__dict__
-    for name, attname, target, field in related:
-        other = cache.get(name)
-        if other is None:
-            continue
-        if other.pk is None:
-            raise ValueError(
-                f"bulk_create() prohibited to prevent data loss due to unsaved related "
-                f"object '{name}'."
-            )
-        if own.get(attname) in (None, ""):  # the key's empty values
-            setattr(obj, attname, other.pk)
-        if getattr(other, target) != own.get(attname):
-            field.delete_cached_value(obj)
 
 
 def db_rows(
@@ -232,7 +204,7 @@ def db_rows(
 
     def rows() -> Iterator[list]:
         for obj in objs:
-            _prepare_related(obj, related)
+            compat.prepare_related_for_save(obj, related)
             values = obj.__dict__
             row = []
             for attname, field, convert, native in plan:
@@ -254,5 +226,4 @@ def db_rows(
 
 def mark_saved(objs: Sequence[models.Model], using: str) -> None:
     for obj in objs:
-        obj._state.adding = False
-        obj._state.db = using
+        compat.mark_stored(obj, using)

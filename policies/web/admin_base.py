@@ -43,6 +43,7 @@ from django.template.response import TemplateResponse
 from django.urls import re_path
 from django.utils.text import capfirst, smart_split, unescape_string_literal
 
+from policies.kernel import compat
 from policies.models import Dimension, Profile
 from policies.reader import reader_for
 
@@ -349,7 +350,7 @@ def _filter_class(model, entry) -> type | None:
     if factory is not None:
         return factory
     field = get_fields_from_path(model, path)[-1]
-    for test, klass in admin.FieldListFilter._field_list_filters:
+    for test, klass in compat.list_filter_registry():
         if test(field):
             return klass
     return None

@@ -37,6 +37,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework.fields import CharField, Field
 from rest_framework.serializers import Serializer
 
+from policies.kernel import compat
+
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
 # What makes a schema say something about its value's type.
 _TYPED = ("type", "$ref", "allOf", "anyOf", "oneOf", "enum", "const", "not", "if")
@@ -233,7 +235,7 @@ def documented_by(schema_serializer: type[Serializer]) -> Callable[[type], type]
             target_class = serializer_class
 
             def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
-                return auto_schema._map_serializer(schema_serializer(), direction)
+                return compat.serializer_schema(auto_schema, schema_serializer(), direction)
 
         Documented.__name__ = f"{serializer_class.__name__}Schema"
         return serializer_class

@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from rest_framework import pagination
 from rest_framework.exceptions import NotFound
 
+from policies.kernel import compat
 from policies.kernel.refusals import Offender, Refusal
 
 _PAGE_SIZE = re.compile(r"[1-9][0-9]*")
@@ -30,7 +31,9 @@ def reversed_ordering(ordering: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(field[1:] if field.startswith("-") else f"-{field}" for field in ordering)
 
 
-class CursorPagination(pagination.CursorPagination):
+class CursorPagination(compat.CursorPositionHook, pagination.CursorPagination):
+    """DRF's cursor pagination; a page boundary's position is `position_of`."""
+
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 200
