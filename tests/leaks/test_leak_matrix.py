@@ -148,15 +148,15 @@ def _everything(response) -> str:
 
 
 @pytest.mark.django_db
-def test_no_route_shows_a_reader_any_withheld_or_disposed_text():
+# One test per reader, so the suite's parallel workers share the walk.
+@pytest.mark.parametrize("reader", fixture.READERS)
+def test_no_route_shows_a_reader_any_withheld_or_disposed_text(reader):
     world = fixture.build()
-    clients = {}
-    for reader in fixture.READERS:
-        client = Client(raise_request_exception=False)
-        user = world.users[reader]
-        if user is not None:
-            client.force_login(user)
-        clients[reader] = client
+    client = Client(raise_request_exception=False)
+    user = world.users[reader]
+    if user is not None:
+        client.force_login(user)
+    clients = {reader: client}
 
     all_routes = routes()
     reads = 0
@@ -187,7 +187,7 @@ def test_no_route_shows_a_reader_any_withheld_or_disposed_text():
     # The walk reached the link, evidence, page and admin routes at least.
     names = {r.name for r in all_routes}
     assert {"link-detail", "passage-detail", "grounding-page", "grounding_link_compare"} <= names
-    assert reads > 1000
+    assert reads > 150
 
 
 @pytest.mark.django_db
