@@ -85,7 +85,8 @@ def verify(
             # Above a leaf whose node disagrees, the stored nodes are not judged again.
             level0.append(digest if digest == node_hash else b"")
             report.leaves += 1
-            if stack.size == earlier_size and stack.root() != earlier.root:
+            size = stack.size
+            if size == earlier_size and stack.root() != earlier.root:
                 report.problems.append(
                     Problem(
                         Finding.CONSISTENCY,
@@ -94,7 +95,7 @@ def verify(
                         index=stack.size - 1,
                     )
                 )
-            if stack.size in roots_wanted and stack.root() != roots_wanted[stack.size]:
+            if size in roots_wanted and stack.root() != roots_wanted[size]:
                 report.problems.append(
                     Problem(
                         Finding.ROOT,
@@ -169,29 +170,32 @@ def _checkpoints(report: Report, key: VerifierKey, log: Log, using: str) -> dict
     return roots
 
 
-_FIELDS = ("dimension", "index", "action", "grounding_id", "revision", "actor_ref", "at",
-           "audit_event", "commitments")  # fmt: skip
+_dumps, _SORTED = orjson.dumps, orjson.OPT_SORT_KEYS
 _TOLD = ("action", "grounding_id", "revision", "actor_ref", "at", "dimension")
 
 
 def _check_fields(report: Report, index: int, data: bytes, row: dict, dimension: str) -> None:
     """The leaf's fields are its row's, and its audit event's (each compared; the
-    first that differs is named)."""
-    try:
-        leaf = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        leaf = None
-    if not isinstance(leaf, dict):
-        report.problems.append(Problem(Finding.LEAF_FIELDS, "its bytes are not JSON", index))
-        return
-    get = leaf.get
-    expected = (dimension, index, row["action"], row["grounding_id"], row["revision"],
-                row["actor_ref"], row["at"], row["audit_event"], row["commitments"])  # fmt: skip
-    found = tuple(get(name) for name in _FIELDS)
-    if found != expected:
-        name = next(n for n, f, e in zip(_FIELDS, found, expected, strict=True) if f != e)
-        report.problems.append(Problem(Finding.LEAF_FIELDS, f"its {name} is not its row's", index))
-        return
+    first that differs is named). A leaf whose bytes are exactly the sorted compact
+    JSON of its row's fields (as the leaf is written) holds those fields: it is not
+    parsed again (`_found` reads it when they differ)."""
+    expected = {
+        "dimension": dimension,
+        "index": index,
+        "action": row["action"],
+        "grounding_id": row["grounding_id"],
+        "revision": row["revision"],
+        "actor_ref": row["actor_ref"],
+        "at": row["at"],
+        "audit_event": row["audit_event"],
+        "commitments": row["commitments"],
+    }
+    if _dumps(expected, option=_SORTED) == data:
+        leaf = expected
+    else:
+        leaf = _found(report, index, data, expected)
+        if leaf is None:
+            return
     event = row["event"]
     table = "policies_auditevent"
     if event is None:
@@ -201,7 +205,7 @@ def _check_fields(report: Report, index: int, data: bytes, row: dict, dimension:
         return
     told = (event["action"], event["grounding_id"], event["revision"], event["actor_ref"],
             event["at"], event["dimension"])  # fmt: skip
-    found = (found[2], found[3], found[4], found[5], found[6], found[0])
+    found = tuple(map(leaf.get, _TOLD))
     if found != told:
         name = next(n for n, f, t in zip(_TOLD, found, told, strict=True) if f != t)
         report.problems.append(
@@ -213,3 +217,22 @@ def _check_fields(report: Report, index: int, data: bytes, row: dict, dimension:
                 row["audit_event"],
             )
         )
+
+
+def _found(report: Report, index: int, data: bytes, expected: dict) -> dict | None:
+    """The leaf's fields, read from its bytes, if each is its row's; else None (the
+    first that differs reported)."""
+    try:
+        leaf = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        leaf = None
+    if not isinstance(leaf, dict):
+        report.problems.append(Problem(Finding.LEAF_FIELDS, "its bytes are not JSON", index))
+        return None
+    for name, value in expected.items():
+        if leaf.get(name) != value:
+            report.problems.append(
+                Problem(Finding.LEAF_FIELDS, f"its {name} is not its row's", index)
+            )
+            return None
+    return leaf
