@@ -16,43 +16,52 @@ from transparency.verifier.crypto import hash_children
 from transparency.verifier.report import Problem, Report
 
 
-def check_commitments(report: Report, made: list) -> None:
-    """Every commitment of a chunk's leaves (`read.Chunk.commitments`) against its row
-    as stored now: the HMAC, with the key it names, of the row's canonical bytes."""
-    found: list[tuple[int, int, Problem]] = []
+def check_commitments(report: Report, chunk) -> None:
+    """Every commitment of a chunk's leaves (`read.Chunk`) against its row as stored
+    now: the HMAC, with the key it names, of the row's canonical bytes."""
+    problems = report.problems
     destroyed = report.destroyed
-    withheld = 0
+    rows, keys = chunk.rows, chunk.keys
+    count = withheld = 0
     digest, encode = hmac.digest, binascii.b2a_base64
-    for index, n, table, pk, told, data, subject, key_found, key_subject, key, by in made:
-        if data is None:
-            found.append(
-                (index, n, Problem(Finding.ROW_MISSING, "the committed row is gone", index,
-                                   table, pk))
-            )  # fmt: skip
-            continue
-        if (
-            not key_found
-            or (subject is not None and key_subject != subject)
-            or (subject is None and not key_subject.startswith("log:"))
-        ):
-            found.append(
-                (index, n, Problem(Finding.KEY, "the commitment's key is not the row's", index,
-                                   table, pk))
-            )  # fmt: skip
-            continue
-        if key is None:
-            withheld += 1
-            destroyed[key_subject] = by or None
-            continue
-        if encode(digest(key, data, "sha256"), newline=False).decode() != told:
-            found.append(
-                (index, n, Problem(Finding.COMMITMENT, "the stored row is not the committed one",
-                                   index, table, pk))
-            )  # fmt: skip
-    report.commitments += len(made)
+    nothing: dict = {}
+    for (index, _, _, _, row), key_ids in zip(chunk.leaves, chunk.key_ids, strict=True):
+        for c, key_id in zip(row["commitments"], key_ids, strict=False):
+            count += 1
+            table, pk = c["table"], c["row"]
+            found = rows.get(table, nothing).get(pk)
+            if found is None:
+                problems.append(
+                    Problem(Finding.ROW_MISSING, "the committed row is gone", index, table, pk)
+                )
+                continue
+            data, subject = found
+            key = keys.get(key_id)
+            if (
+                key is None
+                or (subject is not None and key[0] != subject)
+                or (subject is None and not key[0].startswith("log:"))
+            ):
+                problems.append(
+                    Problem(Finding.KEY, "the commitment's key is not the row's", index, table, pk)
+                )
+                continue
+            if key[1] is None:
+                withheld += 1
+                destroyed[key[0]] = key[2] or None
+                continue
+            if encode(digest(key[1], data, "sha256"), newline=False).decode() != c["hmac"]:
+                problems.append(
+                    Problem(
+                        Finding.COMMITMENT,
+                        "the stored row is not the committed one",
+                        index,
+                        table,
+                        pk,
+                    )
+                )
+    report.commitments += count
     report.withheld += withheld
-    # In the leaves' order, whatever order the rows were read in.
-    report.problems.extend(p for _, _, p in sorted(found, key=lambda f: (f[0], f[1])))
 
 
 def check_nodes(report: Report, log: Log, level0: list[bytes], using: str) -> None:

@@ -18,7 +18,7 @@ import uuid
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import orjson
@@ -36,9 +36,12 @@ READ_AHEAD = 2
 class Chunk:
     # (index, leaf bytes, stored hash, level-0 node, leaf row with its audit event)
     leaves: list
-    # (index, place in the leaf, table, row, hmac, canonical bytes or None, the row's
-    # key subject, key found, key subject, key or None if destroyed, destroyed by)
-    commitments: list
+    # Each leaf's key ids (as its row holds them), when the commitments are checked.
+    key_ids: list = field(default_factory=list)
+    # {table: {primary key as text: (canonical bytes, the subject of the row's key)}}
+    rows: dict = field(default_factory=dict)
+    # {key id: (subject, key or None if destroyed, the disposal that destroyed it)}
+    keys: dict = field(default_factory=dict)
 
 
 def chunks(log_id: int, using: str, commitments: bool) -> Iterator[Chunk]:
@@ -163,7 +166,7 @@ def _read_pg(pg, log_id: int, low: int, high: int, rows_sql: dict | None) -> Chu
         cursor.execute(_LEAVES, [log_id, low, high], binary=True)
         rows = cursor.fetchall()
         if not rows:
-            return Chunk([], [])
+            return Chunk([])
         cursor.execute(_NODES, [log_id, low, high], binary=True)
         nodes = dict(cursor.fetchall())
         cursor.execute(_EVENTS, [",".join(r[3] for r in rows)], binary=True)
@@ -183,7 +186,7 @@ def _read_pg(pg, log_id: int, low: int, high: int, rows_sql: dict | None) -> Chu
             if rows_sql is not None:
                 said.append(loads(r[10]))
         if rows_sql is None:
-            return Chunk(leaves, [])
+            return Chunk(leaves)
         wanted: dict[str, set] = {}
         key_ids: set = set()
         for (_, _, _, _, row), ids in zip(leaves, said, strict=True):
@@ -199,24 +202,7 @@ def _read_pg(pg, log_id: int, low: int, high: int, rows_sql: dict | None) -> Chu
         if key_ids:
             cursor.execute(_KEYS, [",".join(map(str, key_ids))], binary=True)
             keys = {k[0]: k[1:] for k in cursor.fetchall()}
-    return Chunk(leaves, _commitments(leaves, said, stored, keys))
-
-
-def _commitments(leaves: list, said: list, stored: dict, keys: dict) -> list:
-    """Chunk.commitments, in the leaves' order, from the rows and keys read."""
-    out = []
-    missing = (None, None)
-    for (index, _, _, _, row), ids in zip(leaves, said, strict=True):
-        for n, (c, key_id) in enumerate(zip(row["commitments"], ids, strict=False), 1):
-            table, pk = c["table"], c["row"]
-            data, subject = stored.get(table, {}).get(pk, missing)
-            key = keys.get(key_id)
-            if key is None:
-                out.append((index, n, table, pk, c["hmac"], data, subject, False, None, None,
-                            None))  # fmt: skip
-            else:
-                out.append((index, n, table, pk, c["hmac"], data, subject, True, *key))
-    return out
+    return Chunk(leaves, said, stored, keys)
 
 
 # -- SQLite (and any other database): Django's cursor, per table
@@ -232,7 +218,7 @@ def _read_sqlite(connection, log_id: int, low: int, high: int, commitments: bool
         )
         rows = cursor.fetchall()
         if not rows:
-            return Chunk([], [])
+            return Chunk([])
         cursor.execute(
             "SELECT position, hash FROM transparency_node "
             "WHERE log_id = %s AND level = 0 AND position >= %s AND position < %s",
@@ -266,11 +252,12 @@ def _read_sqlite(connection, log_id: int, low: int, high: int, commitments: bool
         }  # fmt: skip
         leaves.append((r[0], r[1], r[2], nodes.get(r[0]), row))
         key_ids.append(_json(r[10]))
-    made = _commitments_sqlite(connection, leaves, key_ids) if commitments else []
-    return Chunk(leaves, made)
+    if not commitments:
+        return Chunk(leaves)
+    return Chunk(leaves, key_ids, *_commitments_sqlite(connection, leaves, key_ids))
 
 
-def _commitments_sqlite(connection, leaves: list, key_ids: list) -> list:
+def _commitments_sqlite(connection, leaves: list, key_ids: list) -> tuple[dict, dict]:
     wanted: dict[str, set[str]] = {}
     for (_, _, _, _, row), ids in zip(leaves, key_ids, strict=True):
         for c, _ in zip(row["commitments"], ids, strict=False):
@@ -283,7 +270,7 @@ def _commitments_sqlite(connection, leaves: list, key_ids: list) -> list:
         .filter(pk__in={k for ids in key_ids for k in ids})
         .only("subject", "key", "destroyed_at", "destroyed_by")
     }  # fmt: skip
-    return _commitments(leaves, key_ids, stored, keys)
+    return stored, keys
 
 
 def canonical_rows(connection, table: str, ids: set[str]) -> dict[str, tuple[bytes, str | None]]:

@@ -105,7 +105,7 @@ def verify(
                     )
                 )
         if commitments:
-            check_commitments(report, chunk.commitments)
+            check_commitments(report, chunk)
     if stack.size < log.size:
         report.problems.append(
             Problem(
