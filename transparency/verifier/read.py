@@ -73,17 +73,21 @@ def chunks(log_id: int, using: str, commitments: bool) -> Iterator[Chunk]:
 
 def _read_ahead(connection, log_id: int, ranges: list, commitments: dict | None) -> Iterator[Chunk]:
     import psycopg
+    import psycopg.sql
 
     params = connection.get_connection_params()
+    role = connection.settings_dict["OPTIONS"].get("assume_role")
     local, opened, guard = threading.local(), [], threading.Lock()
 
     def read(low: int, high: int) -> Chunk:
         own = getattr(local, "connection", None)
         if own is None:
             own = psycopg.connect(**params, autocommit=True)
-            local.connection = own
             with guard:
                 opened.append(own)
+            if role:  # as Django's own connections take it (OPTIONS["assume_role"])
+                own.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(role)))
+            local.connection = own
         with connection.wrap_database_errors:
             return _read_pg(own, log_id, low, high, commitments)
 
