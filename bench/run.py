@@ -28,9 +28,12 @@ divides. Steps and the knobs that size them (defaults in brackets):
   registration and one batch import. BENCH_RSS_WSP_DOCS [100]
 - transparency: bulk registration and HTTP register with the log and with it off,
   taking turns, the sequencer service running; checkpoint lag under that load;
-  verify_log beside hashing the leaves with hashlib; inclusion proofs at 10k, 100k
-  and 1M leaves. BENCH_LOG_BULK_BATCHES [6], BENCH_LOG_HTTP_REQUESTS [2000],
-  BENCH_LOG_PROOF_LEAVES [1000000], BENCH_LOG_PROOFS [200]
+  verify_log beside hashing the leaves with hashlib (the demo log grown first to
+  BENCH_LOG_VERIFY_LEAVES leaves); inclusion proofs at 10k, 100k and 1M leaves.
+  BENCH_LOG_BULK_BATCHES [6], BENCH_LOG_HTTP_REQUESTS [2000],
+  BENCH_LOG_VERIFY_LEAVES [100000], BENCH_LOG_PROOF_LEAVES [1000000],
+  BENCH_LOG_PROOFS [200], BENCH_LOG_PARTS=writes,verify,proofs [all]: only these
+  parts (verify alone: BENCH_ONLY=transparency BENCH_LOG_PARTS=verify)
 - reads_at_scale: the link tables emptied, then grown by COPY to each size; at each,
   the list page and one raw psycopg query returning the same page (its floor), taking
   turns, p50 of 30 calls each; each documented ordering's first page and the page

@@ -206,9 +206,7 @@ def _append(using: str, leaves: dict[int, list[dict]]) -> None:
     """Index, hash and store each log's new leaves, grow its tree, sign a checkpoint."""
     now = timezone.now()
     for log_id, fields in sorted(leaves.items()):
-        log = (
-            Log.objects.using(using).select_for_update().select_related("dimension").get(pk=log_id)
-        )
+        log = _lock_log(using, log_id)
         size = log.size
         edge = tree.edge(using, log_id, size)
         if merkle.root_of(edge) != bytes(log.root_hash):
@@ -230,6 +228,21 @@ def _append(using: str, leaves: dict[int, list[dict]]) -> None:
         )
         log.size, log.root_hash, log.checkpoint = new_size, root, note
         log.save(using=using, update_fields=["size", "root_hash", "checkpoint", "updated_at"])
+
+
+def _lock_log(using: str, log_id: int) -> Log:
+    """The log's row, locked for this batch, with its Dimension read (not locked).
+
+    `of=("self",)`: a plain FOR UPDATE over the join would also lock the Dimension's
+    row, and every write whose foreign-key check (FOR KEY SHARE) or update touches it
+    would queue behind the batch. FOR NO KEY UPDATE: the batch changes no key of the
+    log, so the inserts referencing it (their FOR KEY SHARE) need not wait either."""
+    return (
+        Log.objects.using(using)
+        .select_for_update(of=("self",), no_key=True)
+        .select_related("dimension")
+        .get(pk=log_id)
+    )
 
 
 def _leaf_fields(leaf: dict) -> dict:

@@ -11,7 +11,8 @@ scale, how fast the verifier is, and how far checkpoints lag a steady write load
   the write's) is its steady-load lag;
 - inclusion proofs (GET /api/v1/log/proof/inclusion, in process) at 10k, 100k and
   1M leaves of a scratch log whose tree is built by the sequencer's own append;
-- verify_log beside reading the same leaves and hashing them with hashlib in a loop.
+- verify_log beside reading the same leaves and hashing them with hashlib in a loop
+  (the demo log grown first to BENCH_LOG_VERIFY_LEAVES leaves).
 """
 
 from __future__ import annotations
@@ -49,21 +50,27 @@ def sequencer_service():
         process.wait(timeout=20)
 
 
+PARTS = ("writes", "verify", "proofs")
+
+
 def transparency_log(tokens: dict) -> dict:
+    """BENCH_LOG_PARTS=writes,verify,proofs [all]: which parts run (writes: bulk and HTTP
+    with the log and without, and the checkpoint lag)."""
     from transparency import sequencer
 
-    with sequencer_service():
-        bulk = _bulk_on_and_off()
-        http = _http_on_and_off(tokens)
-        lag = _lag_since(http.pop("since"))
+    parts = set(filter(None, os.environ.get("BENCH_LOG_PARTS", ",".join(PARTS)).split(",")))
+    out = {}
+    if "writes" in parts:
+        with sequencer_service():
+            out["bulk"] = _bulk_on_and_off()
+            out["http"] = _http_on_and_off(tokens)
+            out["checkpoint_lag"] = _lag_since(out["http"].pop("since"))
     sequencer.integrate()
-    return {
-        "bulk": bulk,
-        "http": http,
-        "checkpoint_lag": lag,
-        "verify": _verify_beside_hashing(),
-        "proofs": _proof_scaling(tokens),
-    }
+    if "verify" in parts:
+        out["verify"] = _verify_beside_hashing()
+    if "proofs" in parts:
+        out["proofs"] = _proof_scaling(tokens)
+    return out
 
 
 def _bulk_on_and_off() -> dict:
@@ -186,6 +193,21 @@ def _lag_since(since) -> dict:
     }
 
 
+def _grow_demo_log() -> None:
+    """The demo log grown by bulk registration (the sequencer integrating each batch)
+    to BENCH_LOG_VERIFY_LEAVES [100000] leaves (kept with BENCH_REUSE_DB=1)."""
+    from transparency import sequencer
+    from transparency.models import Log
+
+    want = env_int("BENCH_LOG_VERIFY_LEAVES", 100_000)
+    curator = app.curator()
+    offset = 7_000_000
+    while (size := Log.objects.get(dimension__name=app.DIMENSION).size) < want:
+        items = [generate.register_payload(offset + size + i) for i in range(BATCH)]
+        app.register_many(actor=curator, items=items)
+        sequencer.integrate()
+
+
 def _verify_beside_hashing() -> dict:
     """verify_log of the demo log (commitments and all), beside fetching its leaves'
     bytes and hashing each with hashlib in a loop (the least any verifier does)."""
@@ -193,6 +215,7 @@ def _verify_beside_hashing() -> dict:
     from transparency.models import Log
     from transparency.verifier import verify
 
+    _grow_demo_log()
     log = Log.objects.get(dimension__name=app.DIMENSION)
     times = []
     for _ in range(2):

@@ -4,65 +4,54 @@ and audit events without a leaf."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
+import binascii
 import hmac
 import json
-import uuid
 
 from django.db import connections
 
-from transparency import tables
 from transparency.choices import Finding
-from transparency.models import Leaf, Log, PendingWrite, RecordKey
+from transparency.models import Leaf, Log, PendingWrite
 from transparency.verifier.crypto import hash_children
 from transparency.verifier.report import Problem, Report
 
 
-def check_commitments(report: Report, chunk: list, using: str) -> None:
-    connection = connections[using]
-    wanted: dict[str, set[str]] = {}
-    key_ids: set[int] = set()
-    for _, _, _, _, row in chunk:
-        for c in row["commitments"]:
-            wanted.setdefault(c["table"], set()).add(c["row"])
-        key_ids.update(row["key_ids"])
-    stored = {t: canonical_rows(connection, t, ids) for t, ids in wanted.items()}
-    keys = {
-        k.pk: k
-        for k in RecordKey.objects.using(using)
-        .filter(pk__in=key_ids)
-        .only("subject", "key", "destroyed_at", "destroyed_by")
-    }
-    for index, _, _, _, row in chunk:
-        for c, key_id in zip(row["commitments"], row["key_ids"], strict=False):
-            report.commitments += 1
+def check_commitments(report: Report, chunk) -> None:
+    """Every commitment of a chunk's leaves (`read.Chunk`) against its row as stored
+    now: the HMAC, with the key it names, of the row's canonical bytes."""
+    problems = report.problems
+    destroyed = report.destroyed
+    rows, keys = chunk.rows, chunk.keys
+    count = withheld = 0
+    digest, encode = hmac.digest, binascii.b2a_base64
+    nothing: dict = {}
+    for (index, _, _, _, row), key_ids in zip(chunk.leaves, chunk.key_ids, strict=True):
+        for c, key_id in zip(row["commitments"], key_ids, strict=False):
+            count += 1
             table, pk = c["table"], c["row"]
-            found = stored.get(table, {}).get(pk)
+            found = rows.get(table, nothing).get(pk)
             if found is None:
-                report.problems.append(
+                problems.append(
                     Problem(Finding.ROW_MISSING, "the committed row is gone", index, table, pk)
                 )
                 continue
             data, subject = found
             key = keys.get(key_id)
-            log_key = key is not None and key.subject.startswith("log:")
             if (
                 key is None
-                or (subject is not None and key.subject != subject)
-                or (subject is None and not log_key)
+                or (subject is not None and key[0] != subject)
+                or (subject is None and not key[0].startswith("log:"))
             ):
-                report.problems.append(
+                problems.append(
                     Problem(Finding.KEY, "the commitment's key is not the row's", index, table, pk)
                 )
                 continue
-            if key.key is None:
-                report.withheld += 1
-                report.destroyed[key.subject] = str(key.destroyed_by or "") or None
+            if key[1] is None:
+                withheld += 1
+                destroyed[key[0]] = key[2] or None
                 continue
-            made = hmac.new(bytes(key.key), data, hashlib.sha256).digest()
-            if base64.b64encode(made).decode() != c["hmac"]:
-                report.problems.append(
+            if encode(digest(key[1], data, "sha256"), newline=False).decode() != c["hmac"]:
+                problems.append(
                     Problem(
                         Finding.COMMITMENT,
                         "the stored row is not the committed one",
@@ -71,50 +60,8 @@ def check_commitments(report: Report, chunk: list, using: str) -> None:
                         pk,
                     )
                 )
-
-
-def canonical_rows(connection, table: str, ids: set[str]) -> dict[str, tuple[bytes, str | None]]:
-    spec = tables.get(table)
-    if spec is None:
-        return {}
-    quote = connection.ops.quote_name
-    columns = ", ".join(f"h.{quote(c)}" for c in spec.columns)
-    key = f"h.{quote(spec.key_column)}" if spec.key_column else "NULL"
-    pk_field = spec.model._meta.pk
-    values = [pk_field.to_python(i) for i in ids]
-    if connection.vendor == "postgresql":
-        expression = f"record_send(ROW({columns}))"
-        where, params = f"h.{quote(spec.pk)} = ANY(%s)", [values]
-    else:
-        expression = f"json_array({columns})"
-        values = [v.hex if isinstance(v, uuid.UUID) else v for v in values]
-        where, params = f"h.{quote(spec.pk)} IN ({', '.join(['%s'] * len(values))})", values
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT h.{quote(spec.pk)}, {expression}, {key} FROM {quote(table)} h WHERE {where}",
-            params,
-        )
-        out = {}
-        for pk, data, key_value in cursor.fetchall():
-            blob = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-            subject = (
-                f"{spec.key_kind}:{_text(key_value)}"
-                if spec.key_kind and key_value is not None
-                else None
-            )
-            out[_text(pk)] = (blob, subject)
-        return out
-
-
-def _text(value) -> str:
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, str) and len(value) == 32:
-        try:
-            return str(uuid.UUID(hex=value))
-        except ValueError:
-            return value
-    return str(value)
+    report.commitments += count
+    report.withheld += withheld
 
 
 def check_nodes(report: Report, log: Log, level0: list[bytes], using: str) -> None:

@@ -34,11 +34,11 @@ class RootStack:
         self.stack: list[bytes] = []
 
     def push(self, leaf: bytes) -> None:
-        h, n = leaf, self.size
+        h, n, stack = leaf, self.size, self.stack
         while n & 1:
-            h = hash_children(self.stack.pop(), h)
+            h = hashlib.sha256(b"\x01" + stack.pop() + h).digest()  # hash_children
             n >>= 1
-        self.stack.append(h)
+        stack.append(h)
         self.size += 1
 
     def root(self) -> bytes:

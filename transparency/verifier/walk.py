@@ -20,15 +20,14 @@ leaf; and, given an earlier checkpoint (`--since`), that the log extends it.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-from datetime import UTC
+from hashlib import sha256 as _sha256
 
 import orjson
-from django.db import connections, router
+from django.db import router
 
 from transparency.choices import Finding
 from transparency.models import Checkpoint, Leaf, Log
+from transparency.verifier import read
 from transparency.verifier.checks import (
     check_audit,
     check_commitments,
@@ -36,10 +35,8 @@ from transparency.verifier.checks import (
     check_nodes,
     queued_events,
 )
-from transparency.verifier.crypto import Note, RootStack, VerifierKey, hash_leaf, parse_note, sha256
+from transparency.verifier.crypto import Note, RootStack, VerifierKey, parse_note, sha256
 from transparency.verifier.report import Problem, Report
-
-CHUNK = 5000
 
 
 def verify(
@@ -61,33 +58,35 @@ def verify(
     stack = RootStack()
     level0: list[bytes] = []
     disposals: set[str] = set()
-    for chunk in _leaf_chunks(log, using):
-        for index, data, stored_hash, node_hash, row in chunk:
+    for chunk in read.chunks(log.pk, using, commitments):
+        for index, data, stored_hash, node_hash, row in chunk.leaves:
             while stack.size < index:  # a gap: the missing leaf
                 report.problems.append(
                     Problem(Finding.LEAF_MISSING, "no leaf has this index", index=stack.size)
                 )
                 stack.push(sha256(b"missing"))
                 level0.append(b"")
-            digest = hash_leaf(bytes(data))
-            if stored_hash is None or digest != bytes(stored_hash):
+            data = bytes(data)
+            digest = _sha256(b"\x00" + data).digest()  # RFC 9162 leaf hash
+            if stored_hash is None or digest != stored_hash:
                 report.problems.append(
                     Problem(Finding.LEAF_HASH, "its bytes do not hash to its stored hash", index)
                 )
-            if node_hash is None or digest != bytes(node_hash):
+            if node_hash is None or digest != node_hash:
                 report.problems.append(
                     Problem(Finding.TREE, "the stored leaf node is not its bytes' hash", index)
                 )
-            _check_fields(report, index, bytes(data), row, dimension)
+            _check_fields(report, index, data, row, dimension)
             if row["action"] == "dispose":
                 disposals.update(
                     c["row"] for c in row["commitments"] if c["table"] == "grounding_disposal"
                 )
             stack.push(digest)
             # Above a leaf whose node disagrees, the stored nodes are not judged again.
-            level0.append(digest if node_hash is not None and digest == bytes(node_hash) else b"")
+            level0.append(digest if digest == node_hash else b"")
             report.leaves += 1
-            if stack.size == earlier_size and stack.root() != earlier.root:
+            size = stack.size
+            if size == earlier_size and stack.root() != earlier.root:
                 report.problems.append(
                     Problem(
                         Finding.CONSISTENCY,
@@ -96,7 +95,7 @@ def verify(
                         index=stack.size - 1,
                     )
                 )
-            if stack.size in roots_wanted and stack.root() != roots_wanted[stack.size]:
+            if size in roots_wanted and stack.root() != roots_wanted[size]:
                 report.problems.append(
                     Problem(
                         Finding.ROOT,
@@ -106,7 +105,7 @@ def verify(
                     )
                 )
         if commitments:
-            check_commitments(report, chunk, using)
+            check_commitments(report, chunk)
     if stack.size < log.size:
         report.problems.append(
             Problem(
@@ -171,92 +170,15 @@ def _checkpoints(report: Report, key: VerifierKey, log: Log, using: str) -> dict
     return roots
 
 
-def _leaf_chunks(log: Log, using: str) -> Iterator[list]:
-    """(index, bytes, stored hash, level-0 node, leaf row with its audit event) by index.
-
-    On PostgreSQL the ids and times come as the text the leaf holds (the database
-    renders them), and the JSON as text for orjson: the walk's Python is the hashing."""
-    connection = connections[using]
-    after = -1
-    quote = connection.ops.quote_name
-    pg = connection.vendor == "postgresql"
-
-    def text(column: str) -> str:
-        return f"{column}::text" if pg else column
-
-    def instant(column: str) -> str:
-        if not pg:
-            return column
-        return f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
-
-    while True:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT l.{quote('index')}, l.leaf, l.leaf_hash, n.hash, "
-                f"{text('l.audit_event')}, l.action, {text('l.grounding_id')}, l.revision, "
-                f"l.actor_ref, {instant('l.at')}, {text('l.commitments')}, "
-                f"{text('l.key_ids')}, {text('a.event_id')}, a.action, "
-                f"{text('a.grounding_id')}, a.resulting_revision, a.actor_ref, "
-                f"{instant('a.occurred_at')}, a.dimension_ref, a.outcome "
-                "FROM transparency_leaf l "
-                "LEFT JOIN transparency_node n ON n.log_id = l.log_id AND n.level = 0 "
-                f"AND n.position = l.{quote('index')} "
-                "LEFT JOIN policies_auditevent a ON a.event_id = l.audit_event "
-                f"WHERE l.log_id = %s AND l.{quote('index')} > %s "
-                f"ORDER BY l.{quote('index')} LIMIT %s",
-                [log.pk, after, CHUNK],
-            )
-            rows = cursor.fetchall()
-        if not rows:
-            return
-        chunk = []
-        for r in rows:
-            row = {
-                "audit_event": _uuid(r[4]), "action": r[5], "grounding_id": _uuid(r[6]),
-                "revision": r[7], "actor_ref": r[8], "at": _instant(r[9]),
-                "commitments": _json(r[10]), "key_ids": _json(r[11]),
-                "event": None if r[12] is None else {
-                    "event_id": _uuid(r[12]), "action": r[13], "grounding_id": _uuid(r[14]),
-                    "revision": r[15], "actor_ref": r[16], "at": _instant(r[17]),
-                    "dimension": r[18], "outcome": r[19],
-                },
-            }  # fmt: skip
-            chunk.append((r[0], r[1], r[2], r[3], row))
-        yield chunk
-        after = rows[-1][0]
-
-
-def _json(value):
-    return orjson.loads(value) if isinstance(value, str | bytes) else value
-
-
-def _uuid(value) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str) and len(value) == 36:
-        return value
-    return str(value if isinstance(value, uuid.UUID) else uuid.UUID(str(value)))
-
-
-def _instant(value) -> str:
-    """An instant as the leaf writes it: RFC 3339 in UTC with microseconds and Z."""
-    if isinstance(value, str) and value.endswith("Z"):
-        return value
-    if isinstance(value, str):  # SQLite's text
-        from datetime import datetime
-
-        value = datetime.fromisoformat(value)
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+_dumps, _SORTED = orjson.dumps, orjson.OPT_SORT_KEYS
+_TOLD = ("action", "grounding_id", "revision", "actor_ref", "at", "dimension")
 
 
 def _check_fields(report: Report, index: int, data: bytes, row: dict, dimension: str) -> None:
-    try:
-        leaf = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        report.problems.append(Problem(Finding.LEAF_FIELDS, "its bytes are not JSON", index))
-        return
+    """The leaf's fields are its row's, and its audit event's (each compared; the
+    first that differs is named). A leaf whose bytes are exactly the sorted compact
+    JSON of its row's fields (as the leaf is written) holds those fields: it is not
+    parsed again (`_found` reads it when they differ)."""
     expected = {
         "dimension": dimension,
         "index": index,
@@ -268,11 +190,11 @@ def _check_fields(report: Report, index: int, data: bytes, row: dict, dimension:
         "audit_event": row["audit_event"],
         "commitments": row["commitments"],
     }
-    for name, value in expected.items():
-        if leaf.get(name) != value:
-            report.problems.append(
-                Problem(Finding.LEAF_FIELDS, f"its {name} is not its row's", index)
-            )
+    if _dumps(expected, option=_SORTED) == data:
+        leaf = expected
+    else:
+        leaf = _found(report, index, data, expected)
+        if leaf is None:
             return
     event = row["event"]
     table = "policies_auditevent"
@@ -281,23 +203,36 @@ def _check_fields(report: Report, index: int, data: bytes, row: dict, dimension:
             Problem(Finding.AUDIT, "its audit event is gone", index, table, row["audit_event"])
         )
         return
-    told = {
-        "action": event["action"],
-        "grounding_id": event["grounding_id"],
-        "revision": event["revision"],
-        "actor_ref": event["actor_ref"],
-        "at": event["at"],
-        "dimension": event["dimension"],
-    }
-    for name, value in told.items():
+    told = (event["action"], event["grounding_id"], event["revision"], event["actor_ref"],
+            event["at"], event["dimension"])  # fmt: skip
+    found = tuple(map(leaf.get, _TOLD))
+    if found != told:
+        name = next(n for n, f, t in zip(_TOLD, found, told, strict=True) if f != t)
+        report.problems.append(
+            Problem(
+                Finding.AUDIT,
+                f"its audit event's {name} is not the leaf's",
+                index,
+                table,
+                row["audit_event"],
+            )
+        )
+
+
+def _found(report: Report, index: int, data: bytes, expected: dict) -> dict | None:
+    """The leaf's fields, read from its bytes, if each is its row's; else None (the
+    first that differs reported)."""
+    try:
+        leaf = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        leaf = None
+    if not isinstance(leaf, dict):
+        report.problems.append(Problem(Finding.LEAF_FIELDS, "its bytes are not JSON", index))
+        return None
+    for name, value in expected.items():
         if leaf.get(name) != value:
             report.problems.append(
-                Problem(
-                    Finding.AUDIT,
-                    f"its audit event's {name} is not the leaf's",
-                    index,
-                    table,
-                    row["audit_event"],
-                )
+                Problem(Finding.LEAF_FIELDS, f"its {name} is not its row's", index)
             )
-            return
+            return None
+    return leaf

@@ -1,0 +1,77 @@
+"""verify_log over several ranges of leaves (PostgreSQL, outside a transaction, as the
+command runs): read by the caller's connection in turn, or by connections of their
+own reading ahead, it finds the same, at the same index, table and row."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from grounding import services
+from grounding.models import GroundingLink
+from tests import factories
+from tests.conftest import requires_postgres
+from transparency import notes, sequencer
+from transparency.verifier import read, verify
+
+pytestmark = [requires_postgres, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(params=[1, 2], ids=["in-turn", "read-ahead"])
+def ranges(request, monkeypatch):
+    """Ranges of 2 leaves (the log below has 3: two ranges), read in turn or ahead."""
+    monkeypatch.setattr(read, "CHUNK", 2)
+    monkeypatch.setattr(read, "READ_AHEAD", request.param)
+    return request.param
+
+
+@pytest.fixture
+def written(world):
+    first = factories.register_link(world.curator, world.dimension, world.profile, world.passage)
+    factories.register_link(world.curator, world.dimension, world.profile, world.passage)
+    services.revise(
+        actor=world.curator,
+        grounding_id=first.grounding_id,
+        expected_revision=1,
+        changes={"revision_reason": "scope", "support": {"support_scope": {"covers": "year"}}},
+    )
+    sequencer.integrate()
+    return first
+
+
+def _verify(world):
+    return verify(world.dimension.name, verifier_key=notes.signer().verifier_key)
+
+
+def _sql(statement: str, params: list) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+
+
+def test_an_untouched_log_verifies(world, written, ranges):
+    report = _verify(world)
+    assert report.ok, [str(p) for p in report.problems]
+    # 4 rows committed by each registration, 2 by the revision.
+    assert (report.leaves, report.commitments, report.withheld) == (3, 10, 0)
+
+
+def test_an_updated_history_row_is_reported_at_its_leaf(world, written, ranges):
+    row = (
+        GroundingLink.history.filter(grounding_id=written.grounding_id, revision=2)
+        .values_list("history_id", flat=True)
+        .get()
+    )
+    _sql(
+        "UPDATE grounding_historicalgroundinglink SET owner_ref = 'mallory' WHERE history_id = %s",
+        [row],
+    )
+    report = _verify(world)
+    assert [(p.finding, p.index, p.table, p.row) for p in report.problems] == [
+        ("commitment", 2, "grounding_historicalgroundinglink", str(row))
+    ]
+
+
+def test_a_deleted_leaf_is_reported_at_its_index(world, written, ranges):
+    _sql('DELETE FROM transparency_leaf WHERE "index" = %s', [1])
+    problem = _verify(world).first()
+    assert (problem.finding, problem.index) == ("leaf_missing", 1)
