@@ -90,6 +90,11 @@ def main() -> None:
     os.environ["DATABASE_URL"] = url
     os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-not-secret-" + "x" * 40)
+    # The transparency log's signing key (a bench-only seed): the sequencer the log
+    # steps run signs each checkpoint and refuses to start without one.
+    os.environ.setdefault(
+        "GROUNDING_LOG_SIGNING_KEY", "YmVuY2gtb25seS1ub3Qtc2VjcmV0LXNlZWQtMzJieXQ="
+    )
     sys.path.insert(0, str(ROOT))
     import django
 

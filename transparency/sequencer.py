@@ -27,6 +27,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, router, transaction
 from django.utils import timezone
 
@@ -322,6 +323,10 @@ def run_forever(interval: float = 0.2, stop: threading.Event | None = None) -> N
         except TreeMismatch:
             logger.exception("the log's tree disagrees with its signed root; not signing")
             stop.wait(5)
+        except ImproperlyConfigured:
+            # A settings fault (no signing key) does not heal by retrying: stop.
+            logger.exception("the sequencer cannot run as configured; stopping")
+            raise
         except Exception:  # the database restarting, a failover: try again
             logger.exception("the sequencer failed; retrying")
             connections.close_all()

@@ -7,6 +7,8 @@ import hashlib
 import json
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management import CommandError, call_command
 
 from policies.models import AuditEvent
 from tests import factories
@@ -150,3 +152,14 @@ def test_every_dimension_gets_its_log_and_key_when_created():
     assert (log.size, bytes(log.root_hash)) == (0, hashlib.sha256(b"").digest())
     key = RecordKey.objects.get(subject=f"log:{log.pk}")
     assert len(bytes(key.key)) == 32 and key.destroyed_at is None
+
+
+def test_the_sequencer_refuses_to_start_without_its_signing_key(world, link, settings):
+    settings.GROUNDING_LOG_SIGNING_KEY = ""
+    with pytest.raises(CommandError, match="GROUNDING_LOG_SIGNING_KEY is not set"):
+        call_command("run_sequencer", "--once")
+    # The service loop stops on it too, rather than roll the same batch back for ever.
+    with pytest.raises(ImproperlyConfigured):
+        sequencer.run_forever(interval=0.01)
+    assert PendingWrite.objects.count() == 1
+    assert not Leaf.objects.exists()

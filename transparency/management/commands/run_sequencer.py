@@ -7,9 +7,10 @@ from __future__ import annotations
 import signal
 import threading
 
-from django.core.management.base import BaseCommand
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management.base import BaseCommand, CommandError
 
-from transparency import sequencer
+from transparency import notes, sequencer
 
 
 class Command(BaseCommand):
@@ -20,6 +21,12 @@ class Command(BaseCommand):
         parser.add_argument("--once", action="store_true", help="integrate once, then exit")
 
     def handle(self, *args, **options) -> None:
+        # Without its key the service could integrate nothing (each batch is rolled back
+        # at signing): refuse to start rather than retry the same batch for ever.
+        try:
+            notes.signer()
+        except ImproperlyConfigured as refused:
+            raise CommandError(str(refused)) from refused
         if options["once"]:
             self.stdout.write(f"integrated {sequencer.integrate()} leaves")
             return
