@@ -199,10 +199,12 @@ def _middle_cursor(ordering: str) -> tuple[str, str]:
     middle = links.count() // 2
     rows = links.values_list(columns[0].lstrip("-"), "grounding_id")[middle : middle + 2]
     (value, key), (_, first) = rows
+    # A cursor names the ordering it was made for (`<ordering>|<position>`).
     if len(columns) == 1:
-        position = str(key)
+        position = f"{ordering}|{key}"
     else:
-        position = f"{value.isoformat() if hasattr(value, 'isoformat') else value}|{key}"
+        shown = value.isoformat() if hasattr(value, "isoformat") else value
+        position = f"{ordering}|{shown}|{key}"
     cursor = base64.b64encode(urlencode({"p": position}).encode("ascii")).decode("ascii")
     return cursor, str(first)
 
