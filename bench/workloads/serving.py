@@ -51,6 +51,14 @@ def gunicorn(ports: list[int], workers: int, threads: int):
                 command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )
         )
+    with serving(procs, ports):
+        yield
+
+
+@contextmanager
+def serving(procs: list[subprocess.Popen], ports):
+    """Once each port listens (30 s at most each), the servers serve until the block
+    ends; then they are stopped."""
     try:
         for port in ports:
             deadline = time.time() + 30

@@ -29,7 +29,15 @@ from pathlib import Path
 
 from bench import app, generate
 from bench.workloads.common import BATCH, ROOT, env_int, ms, percentile, raw_conn
-from bench.workloads.serving import CLIENTS, REGISTER, _free_port, _loadgen, _summary, _wsgi_app
+from bench.workloads.serving import (
+    CLIENTS,
+    REGISTER,
+    _free_port,
+    _loadgen,
+    _summary,
+    _wsgi_app,
+    serving,
+)
 
 SCALES = (10_000, 100_000, 1_000_000)
 
@@ -122,24 +130,8 @@ def _servers(ports: dict[bool, int], workers: int, threads: int):
         ]  # fmt: skip
         procs.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL))  # fmt: skip
-    try:
-        import socket
-
-        for port in ports.values():
-            deadline = time.time() + 30
-            while time.time() < deadline:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    time.sleep(0.2)
-        time.sleep(1.0)
+    with serving(procs, ports.values()):
         yield
-    finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait(timeout=20)
 
 
 def _http_on_and_off(tokens: dict) -> dict:
