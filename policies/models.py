@@ -304,6 +304,23 @@ class ThrottleCounter(models.Model):
         return f"{self.ident} {self.scope} until {self.window_end}: {self.count}"
 
 
+ANSWER_DISPOSED_STATUS = 410
+
+
+def answer_disposed(ref: str) -> dict:
+    """The problem a replay answers once its stored answer was purged by a disposal."""
+    return {
+        "type": "urn:grounding:problem:answer_disposed",
+        "title": "Answer disposed",
+        "status": ANSWER_DISPOSED_STATUS,
+        "detail": "the first answer to this Idempotency-Key named a link since disposed; "
+        "its copied text is purged and the write is not run again.",
+        "code": "answer_disposed",
+        "offenders": [],
+        "disposed": ref,
+    }
+
+
 class IdempotencyKey(models.Model):
     """The first answer to a write sent with an `Idempotency-Key` (API.md "Retries and
     idempotency"; policies.web.idempotency), kept so a retry gets it again.
@@ -338,13 +355,9 @@ class IdempotencyKey(models.Model):
     def forget_answers_about(cls, ref: str) -> int:
         """Purge the stored answers that name `ref` (a disposed link's id): an answer
         may copy payloads a disposal purges. The key stays used (a retry must not write
-        again, which would register the disposed link anew): its replay answers that
-        the link was disposed, with the first status. How many."""
-        purged = json.dumps(
-            {
-                "detail": "the first answer to this key named a link since disposed; "
-                "its copied text is purged.",
-                "disposed": ref,
-            }
+        again, which would register the disposed link anew): its replay is 410
+        answer_disposed, a problem naming the disposed link (`disposed`), which every
+        write declares. How many."""
+        return cls.objects.filter(body__contains=ref).update(
+            status=ANSWER_DISPOSED_STATUS, body=json.dumps(answer_disposed(ref)), headers={}
         )
-        return cls.objects.filter(body__contains=ref).update(body=purged)

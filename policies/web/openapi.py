@@ -76,6 +76,11 @@ class ProblemSerializer(serializers.Serializer):
         required=False,
         help_text="On 409 from POST /change-notifications/: the change_ref already recorded.",
     )
+    disposed = serializers.CharField(
+        required=False,
+        help_text="On 410 answer_disposed: the id of the disposed link the key's first "
+        "answer named.",
+    )
     loss_report = serializers.ListField(
         child=serializers.DictField(child=serializers.CharField()),
         required=False,

@@ -17,11 +17,14 @@ schema-valid data, so such a refusal must be stated in the schema or fixed.
 
 Environment: SCHEMATHESIS_EXAMPLES (examples per operation, default 10),
 SCHEMATHESIS_ROLES (comma-separated, default all five), DATABASE_URL (default: a
-scratch SQLite file). Exit status 0 only when every role's run is clean.
+scratch SQLite file), SCHEMATHESIS_REPORT_DIR (where each role's NDJSON report is
+kept; default: the scratch directory, removed after the run). Exit status 0 only
+when every role's run is clean.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -87,12 +90,19 @@ def main() -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="grounding-schemathesis-") as scratch:
         database = os.environ.get("DATABASE_URL") or f"sqlite:///{scratch}/served.sqlite3"
-        extra = {"GROUNDING_THROTTLE_RATES": RATES}
+        # Served as in production: the log's checkpoints are signed (without a key the
+        # log's routes cannot answer, which is a misconfiguration, not an input).
+        extra = {
+            "GROUNDING_THROTTLE_RATES": RATES,
+            "GROUNDING_LOG_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode(),
+        }
         tokens = _seed(server_env(database, **extra))
+        reports = Path(os.environ.get("SCHEMATHESIS_REPORT_DIR") or scratch)
+        reports.mkdir(parents=True, exist_ok=True)
         failed = []
         with gunicorn(database, workers=2, threads=2, **extra) as base:
             for role in roles:
-                report = Path(scratch) / f"{role}.ndjson"
+                report = reports / f"{role}.ndjson"
                 if _run_role(base, role, tokens[role], examples, report) != 0:
                     failed.append(role)
     took = time.monotonic() - started
