@@ -34,6 +34,8 @@ from grounding.choices import (
     Verdict,
 )
 from grounding.values.fields import structured
+from policies.kernel.fields import RuledCharField
+from policies.kernel.text import PATH_SEGMENT_REF
 
 EXPECTED_REVISION = (
     "The revision you expect, instead of If-Match (for clients that cannot set headers)."
@@ -288,7 +290,8 @@ class MemberSerializer(serializers.Serializer):
 
 
 class EvidenceSetCreateSerializer(serializers.Serializer):
-    evidence_set_ref = _ref()
+    # A path segment of the set's URL (control_offenders).
+    evidence_set_ref = RuledCharField(rule=PATH_SEGMENT_REF, max_length=REF_LENGTH)
     dimension = _ref()
     members = MemberSerializer(many=True, required=False)
     combination_rule_ref = _opt_ref()
@@ -303,13 +306,24 @@ class MemberAddSerializer(MemberSerializer):
 # -- change notifications and citations
 
 
+# A change_ref (and any subject_ref): no white space, control character, U+0000 or
+# lone surrogate (grounding.services.changes._REF and storable()).
+CHANGE_REF = "^[^\\s\\u0000-\\u001F\\u007F\\uD800-\\uDFFF]+$"
+
+
 class ChangeNotificationRequestSerializer(serializers.Serializer):
     dimension = serializers.CharField()
-    change_ref = serializers.CharField()
+    # grounding.services.changes checks both (offenders `format`, `subject_shape`).
+    change_ref = RuledCharField(rule=CHANGE_REF, max_length=512)
     kind = serializers.ChoiceField(
         choices=[ChangeKind.SOURCE, ChangeKind.ANSWER, ChangeKind.POLICY, ChangeKind.ASSESSMENT]
     )
-    subject_ref = serializers.CharField()
+    subject_ref = RuledCharField(
+        rule=CHANGE_REF,
+        max_length=2048,
+        help_text="A source's: a canonical URL (http(s) with a host, ≤2,048 characters) or "
+        "a passage ref; any other kind's: a ref of ≤512 characters. No white space.",
+    )
     observed_at = serializers.DateTimeField()
     reason = serializers.CharField()
 

@@ -471,6 +471,7 @@ SPECTACULAR_SETTINGS = {
         "policies.web.openapi.close_request_bodies",
         "policies.web.openapi_strict.enum_varnames",
         "policies.web.openapi_strict.if_match_alternative",
+        "policies.web.openapi_strict.storable_query",
         "policies.web.openapi_strict.no_untyped_schemas",
     ],
     "ENUM_NAME_OVERRIDES": {

@@ -123,6 +123,15 @@ def overlong_offenders(value: Any, max_length: int, pointer: str = "") -> list[O
     return sorted(found, key=lambda o: o.pointer)
 
 
+# `control_offenders`' rule as a JSON Schema pattern (the OpenAPI description of such
+# a ref): some non-blank text, no control character, U+0000 or lone surrogate, and no
+# "." or ".." path segment.
+PATH_SEGMENT_REF = (
+    "^(?=.*\\S)(?!\\.\\.?(/|$))(?!.*/\\.\\.?(/|$))"
+    "[^\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF]+$"
+)
+
+
 def control_offenders(value: Any, pointer: str) -> list[Offender]:
     """A reference used in a URL path: no control characters, no dot segments.
 

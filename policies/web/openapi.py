@@ -20,6 +20,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 
+from policies.kernel.fields import RuledCharField
 from policies.web.errors import PROBLEM_CONTENT_TYPE
 
 COMMON = (401, 403, 429)
@@ -188,10 +189,46 @@ def idempotent_replayed(responses: dict[Any, Any]) -> OpenApiParameter:
     )
 
 
+# Text a column can hold (policies.kernel.text.storable): no U+0000, no lone surrogate.
+STORABLE = "^[^\\u0000\\uD800-\\uDFFF]*$"
+# The same, and not blank once trimmed: a CharField that trims white space and does
+# not allow blank refuses "  " as blank.
+STORABLE_NOT_BLANK = (
+    "^[^\\u0000\\uD800-\\uDFFF]*[^\\s\\u0000\\uD800-\\uDFFF][^\\u0000\\uD800-\\uDFFF]*$"
+)
+
+
 class AutoSchema(SpectacularAutoSchema):
-    """drf-spectacular's, except that a list is recognised by its success response:
-    the problem responses keyed (status, media type) must not hide it, or a list's
-    filter and pagination parameters go undocumented."""
+    """drf-spectacular's, except that:
+
+    - a list is recognised by its success response: the problem responses keyed
+      (status, media type) must not hide it, or a list's filter and pagination
+      parameters go undocumented;
+    - a request's free-text CharField says what the server takes: storable text
+      (`STORABLE`), and not blank after trimming where it trims and refuses blank
+      (`STORABLE_NOT_BLANK`);
+    - a list of groups (`many=True`) states its bounds (minItems, maxItems)."""
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if isinstance(field, RuledCharField) and isinstance(schema, dict):
+            schema["pattern"] = field.pattern()
+        elif (
+            direction == "request"
+            and isinstance(field, serializers.CharField)
+            and isinstance(schema, dict)
+            and schema.get("type") == "string"
+            and not {"format", "pattern", "enum", "const"} & set(schema)
+        ):
+            blank = field.allow_blank or not field.trim_whitespace
+            schema["pattern"] = STORABLE if blank else STORABLE_NOT_BLANK
+        if isinstance(field, serializers.ListSerializer) and isinstance(schema, dict):
+            # drf-spectacular states a ListField's bounds, not a many=True group's.
+            if field.min_length is not None:
+                schema.setdefault("minItems", field.min_length)
+            if field.max_length is not None:
+                schema.setdefault("maxItems", field.max_length)
+        return schema
 
     def _is_list_view(self, serializer: Any = None) -> bool:
         if serializer is None:

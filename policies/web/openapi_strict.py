@@ -11,17 +11,21 @@ the server does (issue 26, "the schema says what the server enforces").
   `VALUE_0`.
 - `if_match_alternative`: If-Match's shape, and required only where the body has
   no `expected_revision` to name the revision instead.
+- `storable_query`: a free-text query parameter admits no U+0000 (every filter and
+  reference refuses it: no column can hold it).
 - `no_untyped_schemas`: start-up guard run with the schema: a property (or item)
   with no type at all is a declaration that was forgotten; generating the schema
   fails naming it, so `make spec` and the suite notice.
 
 And the declarations a serializer needs when its fields cannot say what it renders:
 `documented_by` (another serializer describes it), `one_of` (a union of named
-components) and `const` (a one-value tag).
+components), `const` (a one-value tag) and `whole_in_patch` (a PATCH body whose
+members are required as declared).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from collections.abc import Callable, Iterator
@@ -132,6 +136,30 @@ def if_match_alternative(result: dict, generator, request, public) -> dict:
     return result
 
 
+# A query value with no U+0000 (policies.kernel.text.storable; a URL's query carries
+# no lone surrogate: undecodable bytes arrive as U+FFFD).
+NO_NUL = "^[^\\u0000]*$"
+
+
+def storable_query(result: dict, generator, request, public) -> dict:
+    """Every free-text query parameter (a string without pattern, format or enum)
+    says the server refuses U+0000 in it."""
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            if not isinstance(operation, dict):
+                continue
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema")
+                if (
+                    parameter.get("in") == "query"
+                    and isinstance(schema, dict)
+                    and schema.get("type") == "string"
+                    and not {"pattern", "format", "enum", "const"} & set(schema)
+                ):
+                    schema["pattern"] = NO_NUL
+    return result
+
+
 def _untyped(node: Any, where: str, branch: bool = False) -> Iterator[str]:
     """Properties and items with no type; in a branch (allOf, then, …) a property may
     only add constraints to the type its schema declares."""
@@ -200,6 +228,28 @@ def one_of(*serializers: type[Serializer]) -> Callable[[type], type]:
         return serializer_class
 
     return decorate
+
+
+def whole_in_patch(serializer_class: type) -> type:
+    """Class decorator: as a PATCH body, the serializer's required members stay
+    required (drf-spectacular drops `required` from every PATCH body, as DRF's partial
+    update would; a PATCH that changes one named thing requires it, e.g. a webhook's
+    `active`). The component keeps its Patched… name."""
+
+    class Whole(OpenApiSerializerExtension):
+        target_class = serializer_class
+
+        def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+            schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+            whole = copy.copy(self.target)
+            whole.partial = False
+            required = auto_schema._map_serializer(whole, direction, bypass_extensions=True)
+            if required.get("required"):
+                schema["required"] = required["required"]
+            return schema
+
+    Whole.__name__ = f"{serializer_class.__name__}Whole"
+    return serializer_class
 
 
 @functools.cache

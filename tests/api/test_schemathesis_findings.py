@@ -4,9 +4,14 @@ state, or a schema-violating one answered 2xx."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
 
 from tests.api.helpers import client_for, problem
+from tests.api.strict_responses import served_schema
 
 
 @pytest.mark.parametrize(
@@ -31,3 +36,130 @@ def test_an_empty_free_text_filter_still_matches_everything(world, link):
     response = client_for(world.curator).get("/api/v1/groundings/", {"statement_ref": ""})
     assert response.status_code == 200
     assert [r["grounding_id"] for r in response.json()["results"]] == [str(link.grounding_id)]
+
+
+def _component(name: str) -> dict:
+    return served_schema().document["components"]["schemas"][name]
+
+
+def _admits(schema: dict, value) -> bool:
+    document = served_schema().document
+    root = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    registry = Registry().with_resource(
+        "urn:served", Resource.from_contents({**document, "$schema": root["$schema"]})
+    )
+    text = json.dumps(root).replace('"#/components/', '"urn:served#/components/')
+    return Draft202012Validator(json.loads(text), registry=registry).is_valid(value)
+
+
+def _query_schema(path: str, name: str) -> dict:
+    operation = served_schema().document["paths"][path]["get"]
+    return next(p["schema"] for p in operation["parameters"] if p["name"] == name)
+
+
+# (component, member, a value the server refuses, the offender it names)
+REFUSED_MEMBERS = [
+    # A blank once trimmed (DRF trims white space): "decision_ref (blank)".
+    ("DecisionInputRequest", "decision_ref", "   ", "blank"),
+    # A ref used as a URL path segment: "evidence_set_ref (control_character)".
+    ("EvidenceSetCreateRequest", "evidence_set_ref", "a\x01b", "control_character"),
+    ("EvidenceSetCreateRequest", "evidence_set_ref", "a/../b", "dot_segment"),
+    # "change_ref (format)": no white space.
+    ("ChangeNotificationRequestRequest", "change_ref", "two words", "format"),
+    # An unstorable text: "unstorable_character" (a lone surrogate, U+0000).
+    ("ChangeNotificationRequestRequest", "reason", "a\x00b", None),
+]
+
+
+@pytest.mark.parametrize(("component", "member", "value", "code"), REFUSED_MEMBERS)
+def test_a_member_value_the_server_refuses_is_one_the_schema_refuses(
+    component, member, value, code
+):
+    """Each was sent by schemathesis as schema-valid data and refused 400."""
+    assert not _admits(_component(component)["properties"][member], value)
+
+
+def test_a_blank_decision_ref_is_refused_and_the_schema_says_so(world):
+    body = {
+        "decision_ref": "   ", "dimension": world.dimension.name,
+        "recipient_scope": "partner:acme", "purpose": "display", "fields": ["statement"],
+    }  # fmt: skip
+    response = client_for(world.access_steward).post(
+        "/api/v1/disclosure-decisions/", body, format="json"
+    )
+    refused = problem(response, 400, "validation_error")
+    assert [(o["pointer"], o["code"]) for o in refused["offenders"]] == [("/decision_ref", "blank")]
+    assert _admits(_component("DecisionInputRequest")["properties"]["decision_ref"], "urn:d:1")
+
+
+def test_a_change_ref_with_white_space_is_refused_and_the_schema_says_so(world):
+    body = {
+        "dimension": world.dimension.name, "change_ref": "\x1av", "kind": "answer",
+        "subject_ref": "urn:answer:1", "observed_at": "2026-12-01T09:00:00Z",
+        "reason": "republished",
+    }  # fmt: skip
+    response = client_for(world.curator).post("/api/v1/change-notifications/", body, format="json")
+    refused = problem(response, 400, "validation_error")
+    assert ("/change_ref", "format") in [(o["pointer"], o["code"]) for o in refused["offenders"]]
+    properties = _component("ChangeNotificationRequestRequest")["properties"]
+    assert not _admits(properties["change_ref"], "\x1av")
+    assert _admits(properties["change_ref"], "urn:change:cms-8841")
+
+
+def test_an_evidence_set_ref_with_a_control_character_is_refused(world):
+    body = {"dimension": world.dimension.name, "evidence_set_ref": "a\x01b"}
+    response = client_for(world.curator).post("/api/v1/evidence-sets/", body, format="json")
+    refused = problem(response, 400, "validation_error")
+    assert [(o["pointer"], o["code"]) for o in refused["offenders"]] == [
+        ("/evidence_set_ref", "control_character")
+    ]
+
+
+def test_an_empty_bulk_is_refused_and_the_schema_states_min_items(world):
+    response = client_for(world.curator).post(
+        "/api/v1/groundings/bulk/", {"items": []}, format="json"
+    )
+    refused = problem(response, 400, "validation_error")
+    assert [(o["pointer"], o["code"]) for o in refused["offenders"]] == [("/items", "required")]
+    items = _component("BulkRegisterRequest")["properties"]["items"]
+    assert (items["minItems"], items["maxItems"]) == (1, 1000)
+
+
+def test_a_webhook_patch_names_active_and_the_schema_requires_it(world):
+    created = client_for(world.steward).post(
+        "/api/v1/webhooks/",
+        {"dimension": world.dimension.name, "url": "https://93.184.215.14/hook"},
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    webhook = created.json()["webhook_id"]
+    response = client_for(world.steward).patch(f"/api/v1/webhooks/{webhook}/", {}, format="json")
+    refused = problem(response, 400, "validation_error")
+    assert [(o["pointer"], o["code"]) for o in refused["offenders"]] == [("/active", "required")]
+    assert _component("PatchedWebhookChangeRequest")["required"] == ["active"]
+
+
+def test_a_webhook_url_the_server_refuses_as_written_the_schema_refuses(world):
+    url = _component("WebhookInputRequest")["properties"]["url"]
+    for refused in ("http://example.org/hook", "https://u:p@example.org/", "https:///x"):
+        assert not _admits(url, refused), refused
+    for admitted in ("https://example.org/hook", "https://example.org:8443/a?b=c"):
+        assert _admits(url, admitted), admitted
+    response = client_for(world.steward).post(
+        "/api/v1/webhooks/",
+        {"dimension": world.dimension.name, "url": "http://example.org/hook"},
+        format="json",
+    )
+    body = problem(response, 400, "validation_error")
+    assert [(o["pointer"], o["code"]) for o in body["offenders"]] == [("/url", "https_required")]
+
+
+def test_a_query_value_with_u0000_is_refused_and_the_schema_says_so(world, link):
+    """`GET /api/v1/evidence/passages/?content_sha256=-%00…` was refused 400
+    (null_characters_not_allowed) although the schema admitted any string."""
+    response = client_for(world.curator).get(
+        "/api/v1/evidence/passages/", {"content_sha256": "a\x00b"}
+    )
+    problem(response, 400, "validation_error")
+    schema = _query_schema("/api/v1/evidence/passages/", "content_sha256")
+    assert not _admits(schema, "a\x00b") and _admits(schema, "abc")

@@ -24,7 +24,8 @@ import schemathesis
 BEYOND_SCHEMA = {
     # A reference to a row that does not exist; If-Match and the body naming two
     # different revisions (two places of one request).
-    400: {"expected_revision_conflict"},
+    # A stream cursor the registry did not sign (a signature no schema states).
+    400: {"expected_revision_conflict", "invalid_cursor"},
     # The record's state (withdrawn, disposed, published, …), a decision already
     # recorded, an Idempotency-Key still in flight.
     409: None,
@@ -36,8 +37,18 @@ BEYOND_SCHEMA = {
     428: {"precondition_required"},
 }
 # validation_error offenders that name a rule beyond the schema: a reference to
-# nothing, an order between two members, a value that must itself be a valid schema.
-BEYOND_SCHEMA_OFFENDERS = {"unknown_reference", "order", "invalid_schema"}
+# nothing, an order between two members (`order`, the log's `inconsistent`), a value
+# that must itself be a valid schema, a log size the log has not reached, a webhook
+# host that does not resolve or resolves to a refused address (DNS, at the time).
+BEYOND_SCHEMA_OFFENDERS = {
+    "unknown_reference",
+    "order",
+    "inconsistent",
+    "invalid_schema",
+    "unresolvable",
+    "refused_address",
+    "beyond_log_size",
+}
 
 
 def _headers_valid(case) -> bool:

@@ -95,6 +95,9 @@ def main() -> int:
         extra = {
             "GROUNDING_THROTTLE_RATES": RATES,
             "GROUNDING_LOG_SIGNING_KEY": base64.b64encode(os.urandom(32)).decode(),
+            # Webhooks as in production: https to public addresses only (.env's local
+            # default also takes http and loopback, which the schema does not state).
+            "GROUNDING_WEBHOOK_ALLOW_PRIVATE": "0",
         }
         tokens = _seed(server_env(database, **extra))
         reports = Path(os.environ.get("SCHEMATHESIS_REPORT_DIR") or scratch)
