@@ -464,6 +464,8 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
     # policies.web.openapi_strict: the description says exactly what the server does.
+    # grounding.api.urls.MemberId: one path segment, described as the uuid it must be.
+    "PATH_CONVERTER_OVERRIDES": {"member_id": {"type": "string", "format": "uuid"}},
     "POSTPROCESSING_HOOKS": [
         "policies.web.openapi_strict.nullable_as_31",
         "policies.web.openapi_strict.type_enums",

@@ -10,6 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from policies.models import AuditEvent
 from tests.api.helpers import client_for, problem
 from tests.api.strict_responses import served_schema
 
@@ -163,3 +164,15 @@ def test_a_query_value_with_u0000_is_refused_and_the_schema_says_so(world, link)
     problem(response, 400, "validation_error")
     schema = _query_schema("/api/v1/evidence/passages/", "content_sha256")
     assert not _admits(schema, "a\x00b") and _admits(schema, "abc")
+
+
+@pytest.mark.parametrize("member", ["null%2Cnull", "not-a-uuid", "%C2%B2"])
+def test_removing_a_malformed_member_id_is_404_not_the_set_route_s_405(world, member):
+    """`DELETE /api/v1/evidence-sets/0/members/null%2Cnull/` fell through to the set's
+    own route (its ref may hold "/"), which has no DELETE: an undeclared 405."""
+    response = client_for(world.curator).delete(
+        f"/api/v1/evidence-sets/0/members/{member}/", HTTP_IF_MATCH='"1"'
+    )
+    problem(response, 404, "not_found")
+    refused = AuditEvent.objects.get(outcome="refused")
+    assert (refused.action, refused.code) == ("change_evidence_set", "not_found")
