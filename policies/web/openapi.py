@@ -21,6 +21,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiRespo
 from rest_framework import serializers
 
 from policies.kernel.fields import RuledCharField
+from policies.kernel.text import STORABLE, STORABLE_NOT_BLANK
 from policies.web.errors import PROBLEM_CONTENT_TYPE
 
 COMMON = (401, 403, 429)
@@ -187,15 +188,6 @@ def idempotent_replayed(responses: dict[Any, Any]) -> OpenApiParameter:
         response=[code for code in responses if str(code).startswith("2")],
         description="On a replay of an Idempotency-Key's first answer: `true`.",
     )
-
-
-# Text a column can hold (policies.kernel.text.storable): no U+0000, no lone surrogate.
-STORABLE = "^[^\\u0000\\uD800-\\uDFFF]*$"
-# The same, and not blank once trimmed: a CharField that trims white space and does
-# not allow blank refuses "  " as blank.
-STORABLE_NOT_BLANK = (
-    "^[^\\u0000\\uD800-\\uDFFF]*[^\\s\\u0000\\uD800-\\uDFFF][^\\u0000\\uD800-\\uDFFF]*$"
-)
 
 
 class AutoSchema(SpectacularAutoSchema):
