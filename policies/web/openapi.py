@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
@@ -199,12 +200,21 @@ class AutoSchema(SpectacularAutoSchema):
     - a request's free-text CharField says what the server takes: storable text
       (`STORABLE`), and not blank after trimming where it trims and refuses blank
       (`STORABLE_NOT_BLANK`);
+    - a request member a model field's RegexValidator checks states that pattern;
     - a list of groups (`many=True`) states its bounds (minItems, maxItems)."""
 
     def _map_serializer_field(self, field, direction, bypass_extensions=False):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        regexes = [
+            v.regex.pattern
+            for v in getattr(field, "validators", ())
+            if isinstance(v, RegexValidator) and not v.inverse_match and not v.flags
+        ]
         if isinstance(field, RuledCharField) and isinstance(schema, dict):
             schema["pattern"] = field.pattern()
+        elif direction == "request" and len(regexes) == 1 and isinstance(schema, dict):
+            # A model field's validator (a Dimension's or profile's name, a version).
+            schema.setdefault("pattern", regexes[0])
         elif (
             direction == "request"
             and isinstance(field, serializers.CharField)

@@ -50,7 +50,10 @@ def _admits(schema: dict, value) -> bool:
         "urn:served", Resource.from_contents({**document, "$schema": root["$schema"]})
     )
     text = json.dumps(root).replace('"#/components/', '"urn:served#/components/')
-    return Draft202012Validator(json.loads(text), registry=registry).is_valid(value)
+    checker = Draft202012Validator.FORMAT_CHECKER
+    return Draft202012Validator(
+        json.loads(text), registry=registry, format_checker=checker
+    ).is_valid(value)
 
 
 def _query_schema(path: str, name: str) -> dict:
@@ -176,3 +179,32 @@ def test_removing_a_malformed_member_id_is_404_not_the_set_route_s_405(world, me
     problem(response, 404, "not_found")
     refused = AuditEvent.objects.get(outcome="refused")
     assert (refused.action, refused.code) == ("change_evidence_set", "not_found")
+
+
+@pytest.mark.parametrize(
+    ("query", "pointer", "code"),
+    [
+        ({"subject_ref": "a\x00b"}, "/query/subject_ref", "unstorable_character"),
+        ({"change_ref": "\x00"}, "/query/change_ref", "unstorable_character"),
+        ({"kind": ""}, "/query/kind", "blank"),
+        ({"observed_after": ""}, "/query/observed_after", "blank"),
+    ],
+)
+def test_change_notification_filters_refuse_what_their_schema_excludes(world, query, pointer, code):
+    """`GET /api/v1/change-notifications/?subject_ref=%00` was 200 (on SQLite) though
+    the schema's pattern excludes U+0000; an empty kind was skipped though its enum
+    has no empty member."""
+    response = client_for(world.curator).get("/api/v1/change-notifications/", query)
+    body = problem(response, 400, "validation_error")
+    assert [(o["pointer"], o["code"]) for o in body["offenders"]] == [(pointer, code)]
+    name = pointer.rsplit("/", 1)[1]
+    assert not _admits(_query_schema("/api/v1/change-notifications/", name), query[name])
+
+
+def test_a_profile_version_is_a_semantic_version_in_the_schema_too(world):
+    """`POST /api/v1/profiles/` with version "0" was refused 400 (the model's
+    validator) although the schema admitted any non-blank text."""
+    version = _component("ProfileInputRequest")["properties"]["version"]
+    assert not _admits(version, "0") and _admits(version, "1.0.0")
+    name = _component("ProfileInputRequest")["properties"]["name"]
+    assert not _admits(name, "Bad Name") and _admits(name, "wm-mem-016")
