@@ -34,7 +34,7 @@ from grounding.choices import (
     Verdict,
 )
 from grounding.values.fields import structured
-from policies.kernel.fields import RuledCharField
+from policies.kernel.fields import RuledCharField, one_of
 from policies.kernel.text import PATH_SEGMENT_REF
 
 EXPECTED_REVISION = (
@@ -100,9 +100,28 @@ class StatementSerializer(serializers.Serializer):
     rebind_requirement = _opt_choice(RebindRequirement.choices)
 
 
+class PassageByIdSerializer(serializers.Serializer):
+    """An imported evidence passage: its id; the rest is taken from the passage (any
+    other member is 400 derived_field)."""
+
+    passage_id = serializers.UUIDField(help_text="An imported evidence passage.")
+    retrieval_observation_ref = _opt_ref()
+
+
+class ExternalPassageSerializer(serializers.Serializer):
+    """An external passage: its ref and source revision binding (no passage_id)."""
+
+    passage_ref = _ref(help_text="An external passage.")
+    source_revision_binding = structured("source_revision_binding")
+    retrieval_observation_ref = _opt_ref()
+    representation_check = _opt("representation_check")
+
+
+@one_of(PassageByIdSerializer, ExternalPassageSerializer)
 class PassageSerializer(serializers.Serializer):
     """An imported evidence passage ({"passage_id"}) or an external binding
-    ({"passage_ref", "source_revision_binding", …})."""
+    ({"passage_ref", "source_revision_binding", …}): checked as one group (its members
+    all optional here), described as exactly one of the two shapes."""
 
     passage_id = serializers.UUIDField(
         required=False, allow_null=True, help_text="An imported evidence passage."

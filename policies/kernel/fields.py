@@ -1,11 +1,13 @@
 """Serializer fields the bodies share, whose OpenAPI description the web layer reads
-(policies.web.openapi.AutoSchema)."""
+(policies.web.openapi.AutoSchema), and `one_of`: a serializer described as exactly
+one of several named components (the projection answers, a link's passage)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
 
@@ -22,3 +24,21 @@ class RuledCharField(serializers.CharField):
 
     def pattern(self) -> str:
         return self.rule() if callable(self.rule) else self.rule
+
+
+def one_of(*shapes: type[serializers.Serializer]) -> Callable[[type], type]:
+    """Class decorator: the serializer's OpenAPI schema is exactly one of these
+    (each a named component), e.g. one schema per projection `format`, a link's
+    passage by id or external."""
+
+    def decorate(serializer_class: type) -> type:
+        class OneOf(OpenApiSerializerExtension):
+            target_class = serializer_class
+
+            def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+                return {"oneOf": [auto_schema.resolve_serializer(s, direction).ref for s in shapes]}
+
+        OneOf.__name__ = f"{serializer_class.__name__}OneOf"
+        return serializer_class
+
+    return decorate

@@ -36,6 +36,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework.fields import CharField, Field
 from rest_framework.serializers import Serializer
 
+from policies.kernel.fields import one_of  # noqa: F401 (the projection answers' unions)
+
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
 # What makes a schema say something about its value's type.
 _TYPED = ("type", "$ref", "allOf", "anyOf", "oneOf", "enum", "const", "not", "if")
@@ -206,25 +208,6 @@ def documented_by(schema_serializer: type[Serializer]) -> Callable[[type], type]
                 return auto_schema._map_serializer(schema_serializer(), direction)
 
         Documented.__name__ = f"{serializer_class.__name__}Schema"
-        return serializer_class
-
-    return decorate
-
-
-def one_of(*serializers: type[Serializer]) -> Callable[[type], type]:
-    """Class decorator: the serializer's OpenAPI schema is exactly one of these
-    (each a named component), e.g. one schema per projection `format`."""
-
-    def decorate(serializer_class: type) -> type:
-        class OneOf(OpenApiSerializerExtension):
-            target_class = serializer_class
-
-            def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
-                return {
-                    "oneOf": [auto_schema.resolve_serializer(s, direction).ref for s in serializers]
-                }
-
-        OneOf.__name__ = f"{serializer_class.__name__}OneOf"
         return serializer_class
 
     return decorate

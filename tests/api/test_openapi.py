@@ -201,7 +201,14 @@ def test_the_link_groups_are_typed_in_requests_responses_and_patches(schema):
     for name in ("Link", "RegisterRequest", "PatchedReviseRequest"):
         for group in ("statement", "passage", "anchor", "support", "time"):
             typed = _resolve(schema, components[name]["properties"][group])
-            assert typed["type"] == "object" and typed["properties"], (name, group)
+            # A passage to register is one of two shapes (by id, or external).
+            shapes = [_resolve(schema, s) for s in typed.get("oneOf", [typed])]
+            assert all(s["type"] == "object" and s["properties"] for s in shapes), (name, group)
+    passage = _resolve(schema, components["RegisterRequest"]["properties"]["passage"])
+    by_id, external = (_resolve(schema, s) for s in passage["oneOf"])
+    assert (by_id["required"], by_id["additionalProperties"]) == (["passage_id"], False)
+    assert external["required"] == ["passage_ref", "source_revision_binding"]
+    assert "passage_id" not in external["properties"]
     statement = _resolve(schema, components["StatementRequest"]["properties"]["claim_scope"])
     assert statement["required"] == ["proposition"]
     assert "If-Match" not in components  # a header, not a body member

@@ -208,3 +208,21 @@ def test_a_profile_version_is_a_semantic_version_in_the_schema_too(world):
     assert not _admits(version, "0") and _admits(version, "1.0.0")
     name = _component("ProfileInputRequest")["properties"]["name"]
     assert not _admits(name, "Bad Name") and _admits(name, "wm-mem-016")
+
+
+def test_a_passage_is_one_of_two_shapes_in_the_schema_as_in_the_server(world):
+    """`POST /api/v1/groundings/bulk/` with a passage naming passage_id and an
+    external passage's members was refused (derived_field, required) although the
+    schema admitted any mix of the group's members."""
+    from tests.api.helpers import register_body
+
+    passage = _component("RegisterRequest")["properties"]["passage"]
+    mixed = {"passage_id": str(world.passage.passage_id), "passage_ref": "urn:p:1"}
+    assert not _admits(passage, mixed)
+    assert _admits(passage, {"passage_id": str(world.passage.passage_id)})
+    body = register_body(world, passage=mixed)
+    response = client_for(world.curator).post("/api/v1/groundings/", body, format="json")
+    refused = problem(response, 400, "validation_error")
+    assert [(o["pointer"], o["code"]) for o in refused["offenders"]] == [
+        ("/passage/passage_ref", "derived_field")
+    ]
