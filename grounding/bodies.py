@@ -16,6 +16,7 @@ optional member may be null (the same as leaving it out).
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from rest_framework import serializers
@@ -33,8 +34,8 @@ from grounding.choices import (
     UseBasis,
     Verdict,
 )
-from grounding.values.fields import structured
-from policies.kernel.fields import RuledCharField, one_of
+from grounding.values.fields import openapi_schema, structured
+from policies.kernel.fields import RuledCharField, described_as, one_of
 from policies.kernel.text import PATH_SEGMENT_REF
 
 EXPECTED_REVISION = (
@@ -262,6 +263,39 @@ class _MatchSerializer(serializers.Serializer):
     end = serializers.IntegerField(min_value=0)
 
 
+class BuiltinResolverSerializer(serializers.Serializer):
+    """Run the reference resolver here: {"resolver": "builtin", "reason"?}."""
+
+    expected_revision = ExpectedRevision()
+    resolver = serializers.ChoiceField(choices=["builtin"], help_text="Run it here.")
+    reason = serializers.CharField(required=False)
+
+
+def _supplied_observation() -> dict[str, Any]:
+    """The shipped anchor_result schema (its conditionals included), and the body's
+    expected_revision."""
+    schema = copy.deepcopy(openapi_schema("anchor_result"))
+    schema["properties"]["expected_revision"] = {
+        "type": "integer", "minimum": 1, "maximum": 999_999_999,
+        "description": EXPECTED_REVISION,
+    }  # fmt: skip
+    return schema
+
+
+@described_as(_supplied_observation)
+class SuppliedObservationSerializer(serializers.Serializer):
+    """An outside resolver's observation: the anchor_result members."""
+
+    expected_revision = ExpectedRevision()
+    status = serializers.ChoiceField(choices=["resolved", "ambiguous", "unresolved"])
+    match_count = serializers.IntegerField(min_value=0)
+    matches = _MatchSerializer(many=True)
+    resolver_ref = serializers.CharField()
+    text_sha256 = serializers.RegexField(r"^[0-9a-f]{64}$", required=False)
+    reason = serializers.CharField(required=False)
+
+
+@one_of(BuiltinResolverSerializer, SuppliedObservationSerializer)
 class AnchorObservationSerializer(serializers.Serializer):
     """Either {"resolver": "builtin", "reason"?}: the reference resolver runs here, or a
     supplied observation (the anchor_result members: status, match_count, matches,

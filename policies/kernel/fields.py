@@ -1,6 +1,7 @@
 """Serializer fields the bodies share, whose OpenAPI description the web layer reads
 (policies.web.openapi.AutoSchema), and `one_of`: a serializer described as exactly
-one of several named components (the projection answers, a link's passage)."""
+one of several named components (the projection answers, a link's passage), and
+`described_as`: a serializer described by a given schema."""
 
 from __future__ import annotations
 
@@ -39,6 +40,23 @@ def one_of(*shapes: type[serializers.Serializer]) -> Callable[[type], type]:
                 return {"oneOf": [auto_schema.resolve_serializer(s, direction).ref for s in shapes]}
 
         OneOf.__name__ = f"{serializer_class.__name__}OneOf"
+        return serializer_class
+
+    return decorate
+
+
+def described_as(schema: Callable[[], dict[str, Any]]) -> Callable[[type], type]:
+    """Class decorator: the serializer's OpenAPI schema is `schema()` (a shipped JSON
+    Schema, adapted), where its fields cannot state it (conditionals, closed members)."""
+
+    def decorate(serializer_class: type) -> type:
+        class Described(OpenApiSerializerExtension):
+            target_class = serializer_class
+
+            def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+                return schema()
+
+        Described.__name__ = f"{serializer_class.__name__}Described"
         return serializer_class
 
     return decorate

@@ -114,6 +114,15 @@ def enum_varnames(result: dict, generator, request, public) -> dict:
 IF_MATCH_PATTERN = r'^(\*|(W/)?"[1-9][0-9]{0,8}")$'
 
 
+def _names_expected_revision(schemas: dict, schema: dict) -> bool:
+    """The body may name expected_revision (in each shape of a oneOf)."""
+    shapes = [
+        schemas.get(shape.get("$ref", "").rsplit("/", 1)[-1], shape)
+        for shape in schema.get("oneOf", [schema])
+    ]
+    return bool(shapes) and all("expected_revision" in s.get("properties", {}) for s in shapes)
+
+
 def if_match_alternative(result: dict, generator, request, public) -> dict:
     """If-Match has the shape the server parses, and is required only where the body
     cannot name `expected_revision` instead (a DELETE has no body)."""
@@ -133,7 +142,7 @@ def if_match_alternative(result: dict, generator, request, public) -> dict:
                     .get("schema", {})
                 )
                 name = body.get("$ref", "").rsplit("/", 1)[-1]
-                if "expected_revision" in schemas.get(name, {}).get("properties", {}):
+                if _names_expected_revision(schemas, schemas.get(name, {})):
                     parameter["required"] = False
     return result
 

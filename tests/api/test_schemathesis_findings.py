@@ -226,3 +226,31 @@ def test_a_passage_is_one_of_two_shapes_in_the_schema_as_in_the_server(world):
     assert [(o["pointer"], o["code"]) for o in refused["offenders"]] == [
         ("/passage/passage_ref", "derived_field")
     ]
+
+
+def test_an_anchor_observation_is_builtin_or_supplied_never_both(world, link):
+    """`POST …/anchor-observations/` with resolver "builtin" and an observation's
+    members was refused (unknown_field) although the schema admitted the mix."""
+    body = _component("AnchorObservationRequest")
+    mixed = {"resolver": "builtin", "status": "unresolved", "match_count": 0,
+             "matches": [], "resolver_ref": "urn:r:1"}  # fmt: skip
+    assert not _admits(body, mixed)
+    assert _admits(body, {"resolver": "builtin"})
+    assert _admits(body, {key: value for key, value in mixed.items() if key != "resolver"})
+    # A resolved observation needs its text digest (the shipped schema's conditional).
+    resolved = {"status": "resolved", "match_count": 1, "matches": [{"start": 0, "end": 3}],
+                "resolver_ref": "urn:r:1"}  # fmt: skip
+    assert not _admits(body, resolved)
+    response = client_for(world.curator).post(
+        f"/api/v1/groundings/{link.grounding_id}/anchor-observations/",
+        mixed,
+        format="json",
+        HTTP_IF_MATCH=f'"{link.revision}"',
+    )
+    refused = problem(response, 400, "validation_error")
+    assert [(o["pointer"], o["code"]) for o in refused["offenders"]] == [
+        ("/match_count", "unknown_field"),
+        ("/matches", "unknown_field"),
+        ("/resolver_ref", "unknown_field"),
+        ("/status", "unknown_field"),
+    ]

@@ -51,6 +51,13 @@ BEYOND_SCHEMA_OFFENDERS = {
     "unresolvable",
     "refused_address",
     "beyond_log_size",
+    # The structured values' cross-field rules (grounding.values.structured_rules).
+    "selector.range_inverted",
+    "anchor_result.range_inverted",
+    "anchor_result.match_count_mismatch",
+    "representation_check.range_inverted",
+    "coverage_population.numerator_exceeds_denominator",
+    "applicability_interval.range_inverted",
 }
 
 
