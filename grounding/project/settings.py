@@ -474,6 +474,7 @@ SPECTACULAR_SETTINGS = {
         "policies.web.openapi_strict.enum_varnames",
         "policies.web.openapi_strict.if_match_alternative",
         "policies.web.openapi_strict.storable_query",
+        "policies.web.openapi_strict.response_links",
         "policies.web.openapi_strict.no_untyped_schemas",
     ],
     "ENUM_NAME_OVERRIDES": {

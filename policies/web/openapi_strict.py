@@ -13,6 +13,9 @@ the server does (issue 26, "the schema says what the server enforces").
   no `expected_revision` to name the revision instead.
 - `storable_query`: a free-text query parameter admits no U+0000 (every filter and
   reference refuses it: no column can hold it).
+- `response_links`: OpenAPI links from each created (or read) resource to the
+  operations on it, with the id (and ETag as If-Match) its answer carries, so a
+  client (and schemathesis' stateful phase) follows real ids.
 - `no_untyped_schemas`: start-up guard run with the schema: a property (or item)
   with no type at all is a declaration that was forgotten; generating the schema
   fails naming it, so `make spec` and the suite notice.
@@ -168,6 +171,70 @@ def storable_query(result: dict, generator, request, public) -> dict:
                     and not {"pattern", "format", "enum", "const"} & set(schema)
                 ):
                     schema["pattern"] = NO_NUL
+    return result
+
+
+_LINK = "$response.body#/grounding_id"
+_ETAG = "$response.header.ETag"
+# The operations on a link, by operationId: (its path arguments, If-Match from ETag?)
+_ON_LINK = {
+    "groundings_read": {"grounding_id": _LINK},
+    "groundings_partial_update": {"grounding_id": _LINK, "header.If-Match": _ETAG},
+    "groundings_assessments_create": {"grounding_id": _LINK, "header.If-Match": _ETAG},
+    "groundings_anchor_observations_create": {"grounding_id": _LINK, "header.If-Match": _ETAG},
+    "groundings_withdrawal_create": {"grounding_id": _LINK, "header.If-Match": _ETAG},
+    "groundings_disposal_create": {"grounding_id": _LINK, "header.If-Match": _ETAG},
+    "groundings_revisions_list": {"grounding_id": _LINK},
+    "groundings_revision_read": {"grounding_id": _LINK, "revision": "$response.body#/revision"},
+    "groundings_revision_proof": {"grounding_id": _LINK, "revision": "$response.body#/revision"},
+    "groundings_projection_retrieve": {"grounding_id": _LINK},
+}
+_SET = "$response.body#/evidence_set_ref"
+_WEBHOOK = "$response.body#/webhook_id"
+_WEBHOOK_OPS = ("webhooks_read", "webhooks_partial_update", "webhooks_destroy",
+                "webhook_deliveries_list")  # fmt: skip
+# (source operationId, its status) → {target operationId: {parameter: expression}}
+LINKS: dict[tuple[str, str], dict[str, dict[str, str]]] = {
+    ("groundings_create", "201"): _ON_LINK,
+    ("groundings_read", "200"): _ON_LINK,
+    ("groundings_partial_update", "200"): _ON_LINK,
+    ("evidence_sets_create", "201"): {
+        "evidence_sets_retrieve": {"ref": _SET},
+        "evidence_sets_members_create": {"ref": _SET, "header.If-Match": _ETAG},
+    },
+    ("evidence_sets_members_create", "201"): {"evidence_sets_retrieve": {"ref": _SET}},
+    ("webhooks_create", "201"): {op: {"webhook_id": _WEBHOOK} for op in _WEBHOOK_OPS},
+    ("profiles_create", "201"): {"profiles_publish_create": {"ref": "$response.body#/ref"}},
+    ("disclosure_decisions_create", "201"): {
+        op: {"key": "$response.body#/decision_ref"}
+        for op in ("disclosure_decisions_read", "disclosure_decisions_destroy")
+    },
+    ("change_notifications_create", "201"): {
+        "change_notifications_read": {"notification_id": "$response.body#/notification_id"}
+    },
+}
+
+
+def _link_name(operation_id: str) -> str:
+    return "".join(part.capitalize() for part in operation_id.split("_"))
+
+
+def response_links(result: dict, generator, request, public) -> dict:
+    """The OpenAPI links of `LINKS`; a link to an operation the schema does not serve
+    (or from a status it does not answer) is a declaration gone stale: it fails here."""
+    operations = {
+        operation["operationId"]: operation
+        for item in result.get("paths", {}).values()
+        for operation in item.values()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
+    for (source, status), targets in LINKS.items():
+        response = operations[source]["responses"][status]
+        links = response.setdefault("links", {})
+        for target, parameters in targets.items():
+            if target not in operations:
+                raise ValueError(f"OpenAPI link from {source} to unknown {target}")
+            links[_link_name(target)] = {"operationId": target, "parameters": parameters}
     return result
 
 

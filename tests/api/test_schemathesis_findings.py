@@ -254,3 +254,22 @@ def test_an_anchor_observation_is_builtin_or_supplied_never_both(world, link):
         ("/resolver_ref", "unknown_field"),
         ("/status", "unknown_field"),
     ]
+
+
+def test_created_resources_link_to_the_operations_on_them_with_their_ids():
+    """OpenAPI links (issue 26 item 5: schemathesis' stateful phase follows real ids)."""
+    paths = served_schema().document["paths"]
+    created = paths["/api/v1/groundings/"]["post"]["responses"]["201"]["links"]
+    assert created["GroundingsPartialUpdate"] == {
+        "operationId": "groundings_partial_update",
+        "parameters": {
+            "grounding_id": "$response.body#/grounding_id",
+            "header.If-Match": "$response.header.ETag",
+        },
+    }
+    assert {link["operationId"] for link in created.values()} >= {
+        "groundings_read", "groundings_assessments_create", "groundings_withdrawal_create",
+        "groundings_disposal_create", "groundings_projection_retrieve",
+    }  # fmt: skip
+    webhook = paths["/api/v1/webhooks/"]["post"]["responses"]["201"]["links"]
+    assert webhook["WebhooksRead"]["parameters"] == {"webhook_id": "$response.body#/webhook_id"}
