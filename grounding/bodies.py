@@ -37,6 +37,7 @@ from grounding.choices import (
 from grounding.values.fields import openapi_schema, structured
 from policies.kernel.fields import RuledCharField, described_as, one_of
 from policies.kernel.text import PATH_SEGMENT_REF
+from policies.models import PROFILE_REF
 
 EXPECTED_REVISION = (
     "The revision you expect, instead of If-Match (for clients that cannot set headers)."
@@ -173,7 +174,7 @@ class DisclosureSerializer(serializers.Serializer):
 
 class RegisterSerializer(serializers.Serializer):
     dimension = serializers.CharField(help_text="A Dimension where you are a curator.")
-    profile = serializers.CharField(help_text="name@version of a published profile.")
+    profile = RuledCharField(rule=PROFILE_REF, help_text="name@version of a published profile.")
     owner_ref = serializers.CharField(max_length=OWNER_REF_LENGTH)
     master_ref = serializers.CharField(
         max_length=REF_LENGTH, required=False, allow_blank=True, allow_null=True
@@ -390,7 +391,7 @@ class FromCitationsRequestSerializer(serializers.Serializer):
     reads it."""
 
     dimension = serializers.CharField(help_text="A Dimension where you are a curator.")
-    profile = serializers.CharField(help_text="name@version of a published profile.")
+    profile = RuledCharField(rule=PROFILE_REF, help_text="name@version of a published profile.")
     answer_revision_ref = serializers.CharField(max_length=MAX_ANSWER_REF)
     format = serializers.ChoiceField(choices=list(CITATION_FORMATS))
     payload = serializers.DictField(help_text="The provider's response object, as returned.")

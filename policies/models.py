@@ -16,6 +16,9 @@ from policies.kernel.identifiers import uuid7
 
 _slug = RegexValidator(r"^[a-z0-9][a-z0-9._-]{0,62}$", "lowercase letters, digits, . _ -")
 _version = RegexValidator(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$", "a semantic version")
+# A profile's ref, name@version (the two validators' patterns joined): the shape of a
+# request's `profile` in the OpenAPI description.
+PROFILE_REF = f"{_slug.regex.pattern.removesuffix('$')}@{_version.regex.pattern.removeprefix('^')}"
 
 
 class Dimension(models.Model):

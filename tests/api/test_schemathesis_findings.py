@@ -273,3 +273,19 @@ def test_created_resources_link_to_the_operations_on_them_with_their_ids():
     }  # fmt: skip
     webhook = paths["/api/v1/webhooks/"]["post"]["responses"]["201"]["links"]
     assert webhook["WebhooksRead"]["parameters"] == {"webhook_id": "$response.body#/webhook_id"}
+
+
+def test_a_profile_ref_is_name_at_version_in_the_schema_as_in_the_server(world):
+    """`POST /api/v1/groundings/bulk/` with profile "0" was refused (/items/0/profile
+    required: "profile is required as name@version") though the schema took any text."""
+    from tests.api.helpers import register_body
+
+    for component in ("RegisterRequest", "FromCitationsRequestRequest"):
+        profile = _component(component)["properties"]["profile"]
+        assert not _admits(profile, "0") and _admits(profile, "wm-mem-016@1.0.0")
+    body = {"items": [register_body(world, profile="0")]}
+    response = client_for(world.curator).post("/api/v1/groundings/bulk/", body, format="json")
+    refused = problem(response, 400, "validation_error")
+    assert ("/items/0/profile", "required") in [
+        (o["pointer"], o["code"]) for o in refused["offenders"]
+    ]
