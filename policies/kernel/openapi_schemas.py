@@ -61,6 +61,10 @@ def _convert(node: Any, defs: dict[str, Any], seen: tuple[str, ...], component: 
             out[key] = {name: _convert(sub, defs, seen, component) for name, sub in value.items()}
         elif key in ("enum", "const", "default", "examples", "required"):
             out[key] = value  # values, not schemas
+        elif key in ("if", "not"):
+            # A condition tests the value; the storable rule constrains it, and inside
+            # a condition it would turn the test around (a U+0000 escaping `then`).
+            out[key] = _without_storable(_convert(value, defs, seen, component))
         else:
             out[key] = _convert(value, defs, seen, component)
     # A conditional whose every outcome has one type has that type: said on the whole,
@@ -75,3 +79,15 @@ def _convert(node: Any, defs: dict[str, Any], seen: tuple[str, ...], component: 
     if out.get("type") == "string" and not {"pattern", "format", "enum", "const"} & set(out):
         out["pattern"] = STORABLE
     return out
+
+
+def _without_storable(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_without_storable(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: _without_storable(value)
+        for key, value in node.items()
+        if not (key == "pattern" and value == STORABLE)
+    }

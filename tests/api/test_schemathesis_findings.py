@@ -289,3 +289,14 @@ def test_a_profile_ref_is_name_at_version_in_the_schema_as_in_the_server(world):
     assert ("/items/0/profile", "required") in [
         (o["pointer"], o["code"]) for o in refused["offenders"]
     ]
+
+
+def test_a_conditional_of_a_shipped_schema_still_refuses_what_the_server_refuses():
+    """The storable pattern put inside `if: {type: string}` turned the test around: a
+    string with U+0000 escaped its `then` (an enum) and was schema-valid
+    (time_uncertainty.applicability_interval, refused by the server)."""
+    uncertainty = _component("TimeUncertainty")
+    assert not _admits(uncertainty, {"applicability_interval": "day\x00"})
+    assert not _admits(uncertainty, {"applicability_interval": "fortnight"})
+    assert _admits(uncertainty, {"applicability_interval": "day"})
+    assert "pattern" not in uncertainty["properties"]["asserted_at"]["if"]
