@@ -5,13 +5,20 @@ per role, demo links), once per role: curator, reviewer, steward, projection age
 and access steward.
 
 Every phase runs (examples, coverage, fuzzing, stateful: the schema's OpenAPI links,
-inferred by schemathesis from the responses' ids, carry real ids from one call to the
-next), every check (`--checks all`), a fixed number of examples and derandomized
-generation, so a run is bounded and the same every time. One thing is configured,
-not dropped (schemathesis.toml, hooks.py): schema-valid data may still be refused by
-the rules no JSON Schema states (an unknown reference, a stale revision, a reused
-Idempotency-Key, a state conflict); hooks.py's check fails any other refusal of
-schema-valid data, so such a refusal must be stated in the schema or fixed.
+declared from each created resource to the operations on it (policies.web.
+openapi_strict.response_links) and inferred by schemathesis, carry real ids from one
+call to the next), every check (`--checks all`), a fixed number of examples and
+derandomized generation, so a run is bounded and the same every time. The server is
+served as in production: its log signs checkpoints, webhooks take https to public
+addresses only.
+
+Configured, not dropped (schemathesis.toml, hooks.py): schema-valid data may still be
+refused by the rules no JSON Schema states (an unknown reference, a stale revision, a
+reused Idempotency-Key, a state conflict, where a webhook host resolves, a size
+beyond the log, the structured values' cross-field rules); hooks.py's check fails any
+other refusal of schema-valid data, so such a refusal must be stated in the schema or
+fixed. A missing If-Match may be 428 (RFC 6585). The generator's size health checks
+are off (the register body is large by nature).
 
     python -m tests.schemathesis_run   (make schemathesis)
 
