@@ -362,7 +362,7 @@ class MemberAddSerializer(MemberSerializer):
 
 # A change_ref (and any subject_ref): no white space, control character, U+0000 or
 # lone surrogate (grounding.services.changes._REF and storable()).
-CHANGE_REF = "^[^\\s\\u0000-\\u001F\\u007F]+$"
+CHANGE_REF = "^[^\\s\\u0085\\u0000-\\u001F\\u007F]+$"
 
 
 class ChangeNotificationRequestSerializer(serializers.Serializer):

@@ -13,7 +13,7 @@ from policies.web.openapi_strict import whole_in_patch
 # to is checked when subscribing; GROUNDING_WEBHOOK_ALLOW_PRIVATE, for local runs, also
 # takes http): https, a host, no credentials, no white space or control characters, a
 # port of at most 4 digits; an IPv6 literal host is left out of the pattern.
-_FREE = "[^\\s\\u0000-\\u001F\\u007F"
+_FREE = "[^\\s\\u0085\\u0000-\\u001F\\u007F"
 URL_RULE = f"^https://{_FREE}/?#@:\\[\\]\\\\]+(:[0-9]{{1,4}})?([/?#]{_FREE}]*)?$"
 
 

@@ -219,9 +219,10 @@ class AutoSchema(SpectacularAutoSchema):
             direction == "request"
             and isinstance(field, serializers.CharField)
             and isinstance(schema, dict)
-            and schema.get("type") == "string"
+            and (schema.get("type") == "string" or "string" in (schema.get("type") or ()))
             and not {"format", "pattern", "enum", "const"} & set(schema)
         ):
+            # A nullable member's type is ["string", "null"]: its text is held alike.
             blank = field.allow_blank or not field.trim_whitespace
             schema["pattern"] = STORABLE if blank else STORABLE_NOT_BLANK
         if isinstance(field, serializers.ListSerializer) and isinstance(schema, dict):

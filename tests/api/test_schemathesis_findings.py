@@ -300,3 +300,30 @@ def test_a_conditional_of_a_shipped_schema_still_refuses_what_the_server_refuses
     assert not _admits(uncertainty, {"applicability_interval": "fortnight"})
     assert _admits(uncertainty, {"applicability_interval": "day"})
     assert "pattern" not in uncertainty["properties"]["asserted_at"]["if"]
+
+
+def test_a_nullable_text_member_is_storable_text_in_the_schema(world):
+    """`context_ref: "\\u0000…"` (a nullable ref) was schema-valid: its type
+    ["string", "null"] got no pattern. The server refuses it (unstorable_character)."""
+    from tests.api.helpers import register_body
+
+    context_ref = _component("AnchorRequest")["properties"]["context_ref"]
+    assert not _admits(context_ref, "\x00a") and _admits(context_ref, None)
+    body = register_body(world)
+    body["anchor"]["context_ref"] = "\x00a"
+    response = client_for(world.curator).post("/api/v1/groundings/", body, format="json")
+    refused = problem(response, 400, "validation_error")
+    assert [(o["pointer"], o["code"]) for o in refused["offenders"]] == [
+        ("/anchor/context_ref", "unstorable_character")
+    ]
+
+
+@pytest.mark.parametrize("value", ["https://a\x85b/", "a\x85b"])
+def test_u0085_is_white_space_to_the_schema_as_to_the_server(value):
+    """U+0085 is white space to Python (the server), not to ECMA-262's \\s: a webhook
+    URL holding it was schema-valid and refused (url holds whitespace)."""
+    url = _component("WebhookInputRequest")["properties"]["url"]
+    change_ref = _component("ChangeNotificationRequestRequest")["properties"]["change_ref"]
+    assert not _admits(url if value.startswith("https") else change_ref, value)
+    decision_ref = _component("DecisionInputRequest")["properties"]["decision_ref"]
+    assert not _admits(decision_ref, "\x85")
