@@ -14,6 +14,7 @@ app's API (this is the bottom layer).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,15 @@ def _convert(node: Any, defs: dict[str, Any], seen: tuple[str, ...], component: 
     # string of a body before the schema is applied: policies.kernel.text).
     if out.get("type") == "string" and not {"pattern", "format", "enum", "const"} & set(out):
         out["pattern"] = STORABLE
+    elif out.get("type") == "string" and _may_hold_nul(out.get("pattern")):
+        # A pattern of its own that admits U+0000 (a negated class, a dot): the
+        # storable rule beside it.
+        out["allOf"] = [*out.get("allOf", []), {"pattern": STORABLE}]
     return out
+
+
+def _may_hold_nul(pattern: Any) -> bool:
+    return isinstance(pattern, str) and bool(re.search(r"\[\^|(?<!\\)\.", pattern))
 
 
 def _without_storable(node: Any) -> Any:
@@ -90,4 +99,5 @@ def _without_storable(node: Any) -> Any:
         key: _without_storable(value)
         for key, value in node.items()
         if not (key == "pattern" and value == STORABLE)
+        and not (key == "allOf" and value == [{"pattern": STORABLE}])
     }

@@ -327,3 +327,11 @@ def test_u0085_is_white_space_to_the_schema_as_to_the_server(value):
     assert not _admits(url if value.startswith("https") else change_ref, value)
     decision_ref = _component("DecisionInputRequest")["properties"]["decision_ref"]
     assert not _admits(decision_ref, "\x85")
+
+
+def test_a_shipped_pattern_that_admits_u0000_gets_the_storable_rule_beside_it():
+    """`answer_representation.media_type` "text/plain; a=\\u0000" matched the shipped
+    pattern (a parameter value is [^;]*) and was refused (unstorable_character)."""
+    media_type = _component("AnswerRepresentation")["properties"]["media_type"]
+    assert not _admits(media_type, "text/plain; a=\x00")
+    assert _admits(media_type, "text/plain; charset=utf-8")
