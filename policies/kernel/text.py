@@ -129,8 +129,9 @@ def overlong_offenders(value: Any, max_length: int, pointer: str = "") -> list[O
 STORABLE = "^[^\\u0000]*$"
 # The same, and not blank once trimmed (a CharField that trims white space and does
 # not allow blank refuses "  " as blank).
-# U+0085 is white space to Python (str.strip, `\\s`), not to ECMA-262's `\\s`: named.
-STORABLE_NOT_BLANK = "^[^\\u0000]*[^\\s\\u0085\\u0000][^\\u0000]*$"
+# U+001C-U+001F and U+0085 are white space to Python (str.strip, `\\s`), not to
+# ECMA-262's `\\s`: named.
+STORABLE_NOT_BLANK = "^[^\\u0000]*[^\\s\\u001C-\\u001F\\u0085\\u0000][^\\u0000]*$"
 # `control_offenders`' rule as a JSON Schema pattern (the OpenAPI description of such
 # a ref): some non-blank text, no control character or U+0000, and no "." or ".."
 # path segment.

@@ -335,3 +335,12 @@ def test_a_shipped_pattern_that_admits_u0000_gets_the_storable_rule_beside_it():
     media_type = _component("AnswerRepresentation")["properties"]["media_type"]
     assert not _admits(media_type, "text/plain; a=\x00")
     assert _admits(media_type, "text/plain; charset=utf-8")
+
+
+@pytest.mark.parametrize("blank", ["\x1e", "\x1c \x1f", "\x85"])
+def test_python_white_space_ecma_does_not_know_is_blank_in_the_schema(blank):
+    """A support_vocabulary item "\\u001e" was refused blank (DRF strips it: Python
+    white space) though ECMA-262's \\s, which the schema's readers use, does not
+    include it."""
+    items = _component("ProfileInputRequest")["properties"]["support_vocabulary"]["items"]
+    assert not _admits(items, blank) and _admits(items, "quotation")
