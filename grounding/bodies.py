@@ -16,6 +16,7 @@ optional member may be null (the same as leaving it out).
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_serializer
@@ -34,7 +35,10 @@ from grounding.choices import (
     UseBasis,
     Verdict,
 )
-from grounding.values.fields import structured
+from grounding.values.fields import openapi_schema, structured
+from policies.kernel.fields import RuledCharField, described_as, one_of
+from policies.kernel.text import PATH_SEGMENT_REF
+from policies.models import PROFILE_REF
 
 EXPECTED_REVISION = (
     "The revision you expect, instead of If-Match (for clients that cannot set headers)."
@@ -99,9 +103,28 @@ class StatementSerializer(serializers.Serializer):
     rebind_requirement = _opt_choice(RebindRequirement.choices)
 
 
+class PassageByIdSerializer(serializers.Serializer):
+    """An imported evidence passage: its id; the rest is taken from the passage (any
+    other member is 400 derived_field)."""
+
+    passage_id = serializers.UUIDField(help_text="An imported evidence passage.")
+    retrieval_observation_ref = _opt_ref()
+
+
+class ExternalPassageSerializer(serializers.Serializer):
+    """An external passage: its ref and source revision binding (no passage_id)."""
+
+    passage_ref = _ref(help_text="An external passage.")
+    source_revision_binding = structured("source_revision_binding")
+    retrieval_observation_ref = _opt_ref()
+    representation_check = _opt("representation_check")
+
+
+@one_of(PassageByIdSerializer, ExternalPassageSerializer)
 class PassageSerializer(serializers.Serializer):
     """An imported evidence passage ({"passage_id"}) or an external binding
-    ({"passage_ref", "source_revision_binding", …})."""
+    ({"passage_ref", "source_revision_binding", …}): checked as one group (its members
+    all optional here), described as exactly one of the two shapes."""
 
     passage_id = serializers.UUIDField(
         required=False, allow_null=True, help_text="An imported evidence passage."
@@ -152,7 +175,7 @@ class DisclosureSerializer(serializers.Serializer):
 
 class RegisterSerializer(serializers.Serializer):
     dimension = serializers.CharField(help_text="A Dimension where you are a curator.")
-    profile = serializers.CharField(help_text="name@version of a published profile.")
+    profile = RuledCharField(rule=PROFILE_REF, help_text="name@version of a published profile.")
     owner_ref = serializers.CharField(max_length=OWNER_REF_LENGTH)
     master_ref = serializers.CharField(
         max_length=REF_LENGTH, required=False, allow_blank=True, allow_null=True
@@ -246,6 +269,39 @@ class _MatchSerializer(serializers.Serializer):
     end = serializers.IntegerField(min_value=0)
 
 
+class BuiltinResolverSerializer(serializers.Serializer):
+    """Run the reference resolver here: {"resolver": "builtin", "reason"?}."""
+
+    expected_revision = ExpectedRevision()
+    resolver = serializers.ChoiceField(choices=["builtin"], help_text="Run it here.")
+    reason = serializers.CharField(required=False)
+
+
+def _supplied_observation() -> dict[str, Any]:
+    """The shipped anchor_result schema (its conditionals included), and the body's
+    expected_revision."""
+    schema = copy.deepcopy(openapi_schema("anchor_result"))
+    schema["properties"]["expected_revision"] = {
+        "type": "integer", "minimum": 1, "maximum": 999_999_999,
+        "description": EXPECTED_REVISION,
+    }  # fmt: skip
+    return schema
+
+
+@described_as(_supplied_observation)
+class SuppliedObservationSerializer(serializers.Serializer):
+    """An outside resolver's observation: the anchor_result members."""
+
+    expected_revision = ExpectedRevision()
+    status = serializers.ChoiceField(choices=["resolved", "ambiguous", "unresolved"])
+    match_count = serializers.IntegerField(min_value=0)
+    matches = _MatchSerializer(many=True)
+    resolver_ref = serializers.CharField()
+    text_sha256 = serializers.RegexField(r"^[0-9a-f]{64}$", required=False)
+    reason = serializers.CharField(required=False)
+
+
+@one_of(BuiltinResolverSerializer, SuppliedObservationSerializer)
 class AnchorObservationSerializer(serializers.Serializer):
     """Either {"resolver": "builtin", "reason"?}: the reference resolver runs here, or a
     supplied observation (the anchor_result members: status, match_count, matches,
@@ -293,7 +349,8 @@ class MemberSerializer(serializers.Serializer):
 
 
 class EvidenceSetCreateSerializer(serializers.Serializer):
-    evidence_set_ref = _ref()
+    # A path segment of the set's URL (control_offenders).
+    evidence_set_ref = RuledCharField(rule=PATH_SEGMENT_REF, max_length=REF_LENGTH)
     dimension = _ref()
     members = MemberSerializer(many=True, required=False)
     combination_rule_ref = _opt_ref()
@@ -308,16 +365,27 @@ class MemberAddSerializer(MemberSerializer):
 # -- change notifications and citations
 
 
+# A change_ref (and any subject_ref): no white space, control character, U+0000 or
+# lone surrogate (grounding.services.changes._REF and storable()).
+CHANGE_REF = "^[^\\s\\u0085\\u0000-\\u001F\\u007F]+$"
+
+
 # Named in the description as the other bodies are (drf-spectacular appends "Request"
 # to a request component: the class name's own "Request" was said twice).
 @extend_schema_serializer(component_name="ChangeNotificationCreate")
 class ChangeNotificationRequestSerializer(serializers.Serializer):
     dimension = serializers.CharField()
-    change_ref = serializers.CharField()
+    # grounding.services.changes checks both (offenders `format`, `subject_shape`).
+    change_ref = RuledCharField(rule=CHANGE_REF, max_length=512)
     kind = serializers.ChoiceField(
         choices=[ChangeKind.SOURCE, ChangeKind.ANSWER, ChangeKind.POLICY, ChangeKind.ASSESSMENT]
     )
-    subject_ref = serializers.CharField()
+    subject_ref = RuledCharField(
+        rule=CHANGE_REF,
+        max_length=2048,
+        help_text="A source's: a canonical URL (http(s) with a host, ≤2,048 characters) or "
+        "a passage ref; any other kind's: a ref of ≤512 characters. No white space.",
+    )
     observed_at = serializers.DateTimeField()
     reason = serializers.CharField()
 
@@ -332,7 +400,7 @@ class FromCitationsRequestSerializer(serializers.Serializer):
     reads it."""
 
     dimension = serializers.CharField(help_text="A Dimension where you are a curator.")
-    profile = serializers.CharField(help_text="name@version of a published profile.")
+    profile = RuledCharField(rule=PROFILE_REF, help_text="name@version of a published profile.")
     answer_revision_ref = serializers.CharField(max_length=MAX_ANSWER_REF)
     format = serializers.ChoiceField(choices=list(CITATION_FORMATS))
     payload = serializers.DictField(help_text="The provider's response object, as returned.")

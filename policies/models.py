@@ -16,6 +16,9 @@ from policies.kernel.identifiers import uuid7
 
 _slug = RegexValidator(r"^[a-z0-9][a-z0-9._-]{0,62}$", "lowercase letters, digits, . _ -")
 _version = RegexValidator(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$", "a semantic version")
+# A profile's ref, name@version (the two validators' patterns joined): the shape of a
+# request's `profile` in the OpenAPI description.
+PROFILE_REF = f"{_slug.regex.pattern.removesuffix('$')}@{_version.regex.pattern.removeprefix('^')}"
 
 
 class Dimension(models.Model):
@@ -304,6 +307,23 @@ class ThrottleCounter(models.Model):
         return f"{self.ident} {self.scope} until {self.window_end}: {self.count}"
 
 
+ANSWER_DISPOSED_STATUS = 410
+
+
+def answer_disposed(ref: str) -> dict:
+    """The problem a replay answers once its stored answer was purged by a disposal."""
+    return {
+        "type": "urn:grounding:problem:answer_disposed",
+        "title": "Answer disposed",
+        "status": ANSWER_DISPOSED_STATUS,
+        "detail": "the first answer to this Idempotency-Key named a link since disposed; "
+        "its copied text is purged and the write is not run again.",
+        "code": "answer_disposed",
+        "offenders": [],
+        "disposed": ref,
+    }
+
+
 class IdempotencyKey(models.Model):
     """The first answer to a write sent with an `Idempotency-Key` (API.md "Retries and
     idempotency"; policies.web.idempotency), kept so a retry gets it again.
@@ -338,13 +358,9 @@ class IdempotencyKey(models.Model):
     def forget_answers_about(cls, ref: str) -> int:
         """Purge the stored answers that name `ref` (a disposed link's id): an answer
         may copy payloads a disposal purges. The key stays used (a retry must not write
-        again, which would register the disposed link anew): its replay answers that
-        the link was disposed, with the first status. How many."""
-        purged = json.dumps(
-            {
-                "detail": "the first answer to this key named a link since disposed; "
-                "its copied text is purged.",
-                "disposed": ref,
-            }
+        again, which would register the disposed link anew): its replay is 410
+        answer_disposed, a problem naming the disposed link (`disposed`), which every
+        write declares. How many."""
+        return cls.objects.filter(body__contains=ref).update(
+            status=ANSWER_DISPOSED_STATUS, body=json.dumps(answer_disposed(ref)), headers={}
         )
-        return cls.objects.filter(body__contains=ref).update(body=purged)

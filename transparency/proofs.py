@@ -28,7 +28,9 @@ NO_SUCH_LOG = "no Dimension of that name has a log you can read."
 # A Dimension's name: its column's length.
 _NAME_MAX = 63
 # Query integers: ASCII digits, at most 18 of them (a bigint).
-_MAX_DIGITS = 18
+MAX_DIGITS = 18  # the schema's maximum: 10^18 - 1
+# A size the log has not reached (yet): a rule of the log's state, not of the query.
+BEYOND = "beyond_log_size"
 
 
 def b64(data: bytes) -> str:
@@ -78,7 +80,7 @@ def size_param(query, name: str, *, default: int | None = None) -> int:
         raise _bad(name, "required", f"{name} is required.")
     if not (isinstance(value, str) and value.isascii() and value.isdigit()):
         raise _bad(name, "type", f"{name} must be a non-negative integer.")
-    if len(value) > _MAX_DIGITS:
+    if len(value) > MAX_DIGITS:
         raise _bad(name, "range", f"{name} is out of range.")
     return int(value)
 
@@ -105,9 +107,9 @@ def checkpoint_of_size(log: Log, size: int) -> str | None:
 def entries(log: Log, start: int, end: int | None) -> dict:
     end = min(start + 100, log.size) if end is None else end
     if start >= log.size and log.size:
-        raise _bad("start", "range", f"start must be below the log's size ({log.size}).")
+        raise _bad("start", BEYOND, f"start must be below the log's size ({log.size}).")
     if end > log.size:
-        raise _bad("end", "range", f"end must not exceed the log's size ({log.size}).")
+        raise _bad("end", BEYOND, f"end must not exceed the log's size ({log.size}).")
     if end < start:
         raise _bad("end", "inconsistent", "end must not be below start.")
     if end - start > ENTRIES_MAX:
@@ -132,11 +134,13 @@ def inclusion_hashes(log: Log, index: int, tree_size: int) -> list[bytes]:
 
 
 def inclusion(log: Log, index: int, tree_size: int | None) -> dict:
-    tree_size = log.size if tree_size is None else tree_size
+    named, tree_size = tree_size is not None, log.size if tree_size is None else tree_size
     if tree_size > log.size:
-        raise _bad("tree_size", "range", f"tree_size must not exceed the log's size ({log.size}).")
+        raise _bad("tree_size", BEYOND, f"tree_size must not exceed the log's size ({log.size}).")
     if index >= tree_size:
-        raise _bad("index", "range", "index must be below tree_size.")
+        if not named:
+            raise _bad("index", BEYOND, f"index must be below the log's size ({log.size}).")
+        raise _bad("index", "inconsistent", "index must be below tree_size.")
     return {
         "index": index,
         "tree_size": tree_size,
@@ -148,7 +152,7 @@ def inclusion(log: Log, index: int, tree_size: int | None) -> dict:
 def consistency(log: Log, first: int, second: int | None) -> dict:
     second = log.size if second is None else second
     if second > log.size:
-        raise _bad("second", "range", f"second must not exceed the log's size ({log.size}).")
+        raise _bad("second", BEYOND, f"second must not exceed the log's size ({log.size}).")
     if first > second:
         raise _bad("first", "inconsistent", "first must not exceed second.")
     ranges = merkle.consistency_ranges(first, second)

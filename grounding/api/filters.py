@@ -16,6 +16,7 @@ from rest_framework.exceptions import NotFound
 from grounding.choices import DisplayState, RecheckState, RecordState, SupportKind
 from grounding.models import GroundingLink
 from grounding.selectors import member_dimension_ids
+from policies.web.filters import TypedFilterSet
 from policies.web.pagination import CursorPagination, reversed_ordering
 
 # `ordering`: a closed allow-list, each with grounding_id (unique, UUIDv7) as the
@@ -69,7 +70,7 @@ class ShownUUIDFilter(_Shown, django_filters.UUIDFilter):
     pass
 
 
-class LinkFilter(django_filters.FilterSet):
+class LinkFilter(TypedFilterSet):
     # What a tombstone shows: a disposed link is found by these.
     dimension = django_filters.CharFilter(field_name="dimension__name")
     record_state = django_filters.ChoiceFilter(choices=RecordState.choices)

@@ -1,12 +1,30 @@
 """Grounding routes, included under /api/v1/."""
 
-from django.urls import path
+from django.urls import path, register_converter
 
 from grounding.api import views, views_changes, views_history, views_records, views_sets
 
 app_name = "grounding_api"
 
 link = "groundings/<uuid:grounding_id>/"
+
+
+class MemberId:
+    """A member's id in `evidence-sets/<ref>/members/<id>/`: any one segment, so a
+    malformed id is this route's 404 (the view parses it), not the greedy set route's
+    405 for a DELETE. Described as a uuid (SPECTACULAR_SETTINGS
+    PATH_CONVERTER_OVERRIDES)."""
+
+    regex = "[^/]+"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value) -> str:
+        return str(value)
+
+
+register_converter(MemberId, "member_id")
 
 urlpatterns = [
     path("groundings/", views.LinkListView.as_view(), name="link-list"),
@@ -45,7 +63,7 @@ urlpatterns = [
     path("evidence-sets/", views_sets.EvidenceSetListView.as_view(), name="evidence-set-list"),
     # Set refs may hold "/", so the member routes come before the greedy detail route.
     path(
-        "evidence-sets/<path:ref>/members/<uuid:grounding_id>/",
+        "evidence-sets/<path:ref>/members/<member_id:grounding_id>/",
         views_sets.EvidenceSetMemberView.as_view(),
         name="evidence-set-member",
     ),

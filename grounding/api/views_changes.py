@@ -116,6 +116,14 @@ class ChangeNotificationListView(ApiView):
 
 def _filtered(queryset: QuerySet[ChangeNotification], params) -> QuerySet[ChangeNotification]:
     offenders = []
+    # As the schema says: free text without U+0000 (no column holds it; PostgreSQL
+    # cannot even be asked), and a typed filter (an enum, a date-time) not empty.
+    for key in ("dimension", "subject_ref", "change_ref"):
+        if "\x00" in params.get(key, ""):
+            offenders.append(Offender(f"/query/{key}", "unstorable_character", "U+0000."))
+    for key in ("kind", "observed_after", "observed_before"):
+        if params.get(key) == "":
+            offenders.append(Offender(f"/query/{key}", "blank", f"{key} may not be empty."))
     if params.get("dimension"):
         queryset = queryset.filter(dimension__name=params["dimension"])
     if params.get("kind"):

@@ -9,6 +9,7 @@ dimension_required). The Location of a created set names its Dimension so.
 
 from __future__ import annotations
 
+import uuid
 from urllib.parse import urlencode
 
 from rest_framework import status
@@ -115,12 +116,17 @@ class EvidenceSetMembersView(SetView):
 class EvidenceSetMemberView(SetView):
     operation = REMOVE_EVIDENCE_SET_MEMBER
 
-    def delete(self, request: Request, ref: str, grounding_id) -> Response:
+    def delete(self, request: Request, ref: str, grounding_id: str) -> Response:
+        try:
+            grounding_id = str(uuid.UUID(grounding_id))
+        except ValueError:
+            # No link has such an id, so no set has it as a member.
+            raise Refusal("not_found", "no member of the set has this id.") from None
         expected, _ = self.expected()
         return self.perform(
             self.set_response,
             evidence_set_ref=ref,
             dimension=self.dimension(),
             expected_revision=expected,
-            remove=[str(grounding_id)],
+            remove=[grounding_id],
         )

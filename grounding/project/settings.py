@@ -464,6 +464,8 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
     # policies.web.openapi_strict: the description says exactly what the server does.
+    # grounding.api.urls.MemberId: one path segment, described as the uuid it must be.
+    "PATH_CONVERTER_OVERRIDES": {"member_id": {"type": "string", "format": "uuid"}},
     "POSTPROCESSING_HOOKS": [
         "policies.web.openapi_strict.nullable_as_31",
         "policies.web.openapi_strict.type_enums",
@@ -472,6 +474,8 @@ SPECTACULAR_SETTINGS = {
         "policies.web.openapi_strict.enum_varnames",
         "policies.web.openapi_strict.if_match_alternative",
         "policies.web.openapi_strict.tagged_unions",
+        "policies.web.openapi_strict.storable_query",
+        "policies.web.openapi_strict.response_links",
         "policies.web.openapi_strict.no_untyped_schemas",
     ],
     "ENUM_NAME_OVERRIDES": {

@@ -23,6 +23,7 @@ from grounding.values import structured
 from grounding.values.fields import StructuredField
 from grounding.values.timestamps import parse_rfc3339
 from policies.kernel import compat
+from policies.kernel.fields import RuledCharField
 from policies.kernel.refusals import Offender, pointer_join
 from policies.models import Profile
 
@@ -141,7 +142,8 @@ def _check_for(declared: serializers.Field, where: str) -> Check:
         return _reference(required=True, max_length=bodies.REF_LENGTH)
     if isinstance(declared, serializers.RegexField):
         return _pattern(declared)
-    if type(declared) is serializers.CharField:
+    if type(declared) is serializers.CharField or type(declared) is RuledCharField:
+        # A RuledCharField's rule is its service's to check (with its own offenders).
         return _reference(required=not declared.allow_blank, max_length=declared.max_length)
     if type(declared) is serializers.IntegerField:
         return _integer(declared.min_value, declared.max_value)

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import django_filters
 from django.db.models import QuerySet
+from django_filters.utils import translate_validation
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from policies.audit import STEWARD_ROLES, events_visible_to
 from policies.choices import AuditOutcome
-from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 from policies.operations import Operation, Param
+from policies.web.filters import TypedFilterSet
 from policies.web.pagination import CursorPagination
 from policies.web.views import ApiView
 
@@ -53,7 +54,7 @@ class AuditEventSerializer(serializers.ModelSerializer):
         ]
 
 
-class AuditEventFilter(django_filters.FilterSet):
+class AuditEventFilter(TypedFilterSet):
     grounding_id = django_filters.UUIDFilter()
     link = django_filters.UUIDFilter(field_name="grounding_id")
     actor = django_filters.CharFilter(method="filter_actor")
@@ -112,7 +113,8 @@ class AuditEventListView(ApiView):
         queryset = events_visible_to(request.user)
         filterset = self.filterset_class(request.query_params, queryset=queryset)
         if not filterset.is_valid():
-            raise Refusal("validation_error", "the filters are not valid.")
+            # An offender per filter, as the other lists' filters (DjangoFilterBackend).
+            raise translate_validation(filterset.errors)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(filterset.qs, request, view=self)
         return paginator.get_paginated_response(AuditEventSerializer(page, many=True).data)

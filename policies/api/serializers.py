@@ -10,7 +10,9 @@ from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 
 from policies.choices import DisclosableField
+from policies.kernel.fields import RuledCharField
 from policies.kernel.schemas import SchemaInvalid, check_schema
+from policies.kernel.text import PATH_SEGMENT_REF
 from policies.models import Dimension, DisclosureDecision, Profile
 
 
@@ -42,7 +44,8 @@ class StrictSerializer(serializers.Serializer):
 
 
 class DecisionInputSerializer(StrictSerializer):
-    decision_ref = serializers.CharField(max_length=255)
+    # A path segment of the decision's URL (control_offenders).
+    decision_ref = RuledCharField(rule=PATH_SEGMENT_REF, max_length=255)
     dimension = serializers.CharField(max_length=63)
     recipient_scope = serializers.CharField(max_length=255)
     purpose = serializers.CharField(max_length=128)

@@ -164,6 +164,27 @@ def driver_cursor(connection) -> Iterator:
         yield cursor
 
 
+def driver_connection(connection) -> Any:
+    """The driver's own connection under Django's (psycopg 3's `Connection` on
+    PostgreSQL), connected first: for statements sent past Django's cursor wrapper."""
+    connection.ensure_connection()
+    return connection.connection
+
+
+def database_errors(connection) -> contextlib.AbstractContextManager:
+    """The context that turns the driver's errors into django.db's, as Django's cursor
+    wrapper does (`connection.wrap_database_errors`)."""
+    return connection.wrap_database_errors
+
+
+def raw_cursor(pg) -> Any:
+    """psycopg's `RawCursor` on a psycopg connection: `$n` placeholders bound by the
+    server, no client-side query rewriting (psycopg ≥ 3.2)."""
+    import psycopg
+
+    return psycopg.RawCursor(pg)
+
+
 def log_statement(connection, sql: str, seconds: float) -> None:
     """Log a statement sent past Django's cursor wrapper as the wrapper would (when it
     logs: DEBUG, or a test's CaptureQueriesContext), into `connection.queries_log`."""
@@ -224,10 +245,13 @@ class CursorPositionHook:
         return super()._get_position_from_instance(instance, ordering)
 
 
-def serializer_schema(auto_schema: Any, serializer: Any, direction: str) -> dict[str, Any]:
+def serializer_schema(
+    auto_schema: Any, serializer: Any, direction: str, *, bypass_extensions: bool = False
+) -> dict[str, Any]:
     """drf-spectacular's schema of a serializer's fields (`AutoSchema._map_serializer`),
-    for an extension that documents one serializer by another's fields."""
-    return auto_schema._map_serializer(serializer, direction)
+    for an extension that documents one serializer by another's fields (or, with
+    `bypass_extensions`, by its own fields, the extension itself left out)."""
+    return auto_schema._map_serializer(serializer, direction, bypass_extensions=bypass_extensions)
 
 
 # --- Django admin --------------------------------------------------------------------------

@@ -14,8 +14,11 @@ app's API (this is the bottom layer).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
+
+from policies.kernel.text import STORABLE
 
 # Keywords of a whole schema document, not of an embedded Schema Object.
 _DROPPED = {"$schema", "$id", "$comment", "$defs", "definitions", "title", "x-error-detail"}
@@ -59,6 +62,10 @@ def _convert(node: Any, defs: dict[str, Any], seen: tuple[str, ...], component: 
             out[key] = {name: _convert(sub, defs, seen, component) for name, sub in value.items()}
         elif key in ("enum", "const", "default", "examples", "required"):
             out[key] = value  # values, not schemas
+        elif key in ("if", "not"):
+            # A condition tests the value; the storable rule constrains it, and inside
+            # a condition it would turn the test around (a U+0000 escaping `then`).
+            out[key] = _without_storable(_convert(value, defs, seen, component))
         else:
             out[key] = _convert(value, defs, seen, component)
     # A conditional whose every outcome has one type has that type: said on the whole,
@@ -68,4 +75,29 @@ def _convert(node: Any, defs: dict[str, Any], seen: tuple[str, ...], component: 
         kinds = {json.dumps(o.get("type")) for o in outcomes}
         if len(kinds) == 1 and "null" not in kinds:
             out["type"] = outcomes[0]["type"]
+    # Free text is storable text (the server refuses U+0000 and lone surrogates in any
+    # string of a body before the schema is applied: policies.kernel.text).
+    if out.get("type") == "string" and not {"pattern", "format", "enum", "const"} & set(out):
+        out["pattern"] = STORABLE
+    elif out.get("type") == "string" and _may_hold_nul(out.get("pattern")):
+        # A pattern of its own that admits U+0000 (a negated class, a dot): the
+        # storable rule beside it.
+        out["allOf"] = [*out.get("allOf", []), {"pattern": STORABLE}]
     return out
+
+
+def _may_hold_nul(pattern: Any) -> bool:
+    return isinstance(pattern, str) and bool(re.search(r"\[\^|(?<!\\)\.", pattern))
+
+
+def _without_storable(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_without_storable(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: _without_storable(value)
+        for key, value in node.items()
+        if not (key == "pattern" and value == STORABLE)
+        and not (key == "allOf" and value == [{"pattern": STORABLE}])
+    }

@@ -98,6 +98,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "invalid_idempotency_key": 400,
     "idempotency_key_reuse": 422,
     "idempotency_in_progress": 409,
+    # A keyed retry whose stored first answer named a link since disposed (purged).
+    "answer_disposed": 410,
 }
 
 

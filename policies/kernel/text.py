@@ -123,6 +123,23 @@ def overlong_offenders(value: Any, max_length: int, pointer: str = "") -> list[O
     return sorted(found, key=lambda o: o.pointer)
 
 
+# `storable` as a JSON Schema pattern: no U+0000. (A lone surrogate is no Unicode
+# scalar value: the API takes I-JSON, RFC 7493, which has none, as docs/api.md says;
+# no portable pattern can name one, and Rust and ECMA-262 engines refuse the range.)
+STORABLE = "^[^\\u0000]*$"
+# The same, and not blank once trimmed (a CharField that trims white space and does
+# not allow blank refuses "  " as blank).
+# U+001C-U+001F and U+0085 are white space to Python (str.strip, `\\s`), not to
+# ECMA-262's `\\s`: named.
+STORABLE_NOT_BLANK = "^[^\\u0000]*[^\\s\\u001C-\\u001F\\u0085\\u0000][^\\u0000]*$"
+# `control_offenders`' rule as a JSON Schema pattern (the OpenAPI description of such
+# a ref): some non-blank text, no control character or U+0000, and no "." or ".."
+# path segment.
+PATH_SEGMENT_REF = (
+    "^(?=.*[^\\s\\u0085])(?!\\.\\.?(/|$))(?!.*/\\.\\.?(/|$))[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+)
+
+
 def control_offenders(value: Any, pointer: str) -> list[Offender]:
     """A reference used in a URL path: no control characters, no dot segments.
 

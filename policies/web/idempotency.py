@@ -11,7 +11,9 @@ hooks into every public entry the write runs (`policies.actions.hooked_writes`):
   transaction); then the stored answer of the key, if any: the same fingerprint
   raises `Replayed` (the transaction rolls back, nothing is written and the view
   answers the stored answer with `Idempotent-Replayed: true`), another one is `422
-  idempotency_key_reuse`. SQLite has one writer at a time: no lock there.
+  idempotency_key_reuse`. SQLite has one writer at a time: no lock there. A stored
+  answer a disposal purged (`IdempotencyKey.forget_answers_about`) replays as `410
+  answer_disposed`: the key stays used, the write is not run again.
 - `finish(result)`, inside it after the body returned: the renderer makes the answer
   from what the body returned (None: not the last of the write's transactions, as a
   change notification's further batches), and, with a key, the answer is stored in
@@ -48,6 +50,7 @@ from policies.actions import hooked_writes
 from policies.kernel.canonical import canonical_sha256
 from policies.kernel.refusals import Offender, Refusal
 from policies.models import IdempotencyKey
+from policies.web.errors import PROBLEM_CONTENT_TYPE
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -71,7 +74,10 @@ class Replayed(Exception):  # a signal, not an error
         stored = self.stored
         data = json.loads(stored.body) if stored.body else None
         headers = {**stored.headers, REPLAYED_HEADER: "true"}
-        return Response(data, status=stored.status, headers=headers)
+        response = Response(data, status=stored.status, headers=headers)
+        if stored.status >= 400:  # 410 answer_disposed: the answer a disposal purged
+            response.content_type = PROBLEM_CONTENT_TYPE
+        return response
 
 
 def key_of(request: Request) -> str | None:

@@ -15,11 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 
+from policies.kernel.fields import RuledCharField
+from policies.kernel.text import STORABLE, STORABLE_NOT_BLANK
 from policies.web.errors import PROBLEM_CONTENT_TYPE
 
 COMMON = (401, 403, 429)
@@ -75,6 +78,11 @@ class ProblemSerializer(serializers.Serializer):
     change_ref = serializers.CharField(
         required=False,
         help_text="On 409 from POST /change-notifications/: the change_ref already recorded.",
+    )
+    disposed = serializers.CharField(
+        required=False,
+        help_text="On 410 answer_disposed: the id of the disposed link the key's first "
+        "answer named.",
     )
     loss_report = serializers.ListField(
         child=serializers.DictField(child=serializers.CharField()),
@@ -184,9 +192,46 @@ def idempotent_replayed(responses: dict[Any, Any]) -> OpenApiParameter:
 
 
 class AutoSchema(SpectacularAutoSchema):
-    """drf-spectacular's, except that a list is recognised by its success response:
-    the problem responses keyed (status, media type) must not hide it, or a list's
-    filter and pagination parameters go undocumented."""
+    """drf-spectacular's, except that:
+
+    - a list is recognised by its success response: the problem responses keyed
+      (status, media type) must not hide it, or a list's filter and pagination
+      parameters go undocumented;
+    - a request's free-text CharField says what the server takes: storable text
+      (`STORABLE`), and not blank after trimming where it trims and refuses blank
+      (`STORABLE_NOT_BLANK`);
+    - a request member a model field's RegexValidator checks states that pattern;
+    - a list of groups (`many=True`) states its bounds (minItems, maxItems)."""
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        regexes = [
+            v.regex.pattern
+            for v in getattr(field, "validators", ())
+            if isinstance(v, RegexValidator) and not v.inverse_match and not v.flags
+        ]
+        if isinstance(field, RuledCharField) and isinstance(schema, dict):
+            schema["pattern"] = field.pattern()
+        elif direction == "request" and len(regexes) == 1 and isinstance(schema, dict):
+            # A model field's validator (a Dimension's or profile's name, a version).
+            schema.setdefault("pattern", regexes[0])
+        elif (
+            direction == "request"
+            and isinstance(field, serializers.CharField)
+            and isinstance(schema, dict)
+            and (schema.get("type") == "string" or "string" in (schema.get("type") or ()))
+            and not {"format", "pattern", "enum", "const"} & set(schema)
+        ):
+            # A nullable member's type is ["string", "null"]: its text is held alike.
+            blank = field.allow_blank or not field.trim_whitespace
+            schema["pattern"] = STORABLE if blank else STORABLE_NOT_BLANK
+        if isinstance(field, serializers.ListSerializer) and isinstance(schema, dict):
+            # drf-spectacular states a ListField's bounds, not a many=True group's.
+            if field.min_length is not None:
+                schema.setdefault("minItems", field.min_length)
+            if field.max_length is not None:
+                schema.setdefault("maxItems", field.max_length)
+        return schema
 
     def _is_list_view(self, serializer: Any = None) -> bool:
         if serializer is None:

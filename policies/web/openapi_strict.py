@@ -16,17 +16,24 @@ the server does (issue 26, "the schema says what the server enforces").
   component per tag, with its discriminator: the same values validate, and a
   generated client reads each variant's members (`TextQuoteSelector.exact`), which it
   cannot find inside `if`/`then`.
+- `storable_query`: a free-text query parameter admits no U+0000 (every filter and
+  reference refuses it: no column can hold it).
+- `response_links`: OpenAPI links from each created (or read) resource to the
+  operations on it, with the id (and ETag as If-Match) its answer carries, so a
+  client (and schemathesis' stateful phase) follows real ids.
 - `no_untyped_schemas`: start-up guard run with the schema: a property (or item)
   with no type at all is a declaration that was forgotten; generating the schema
   fails naming it, so `make spec` and the suite notice.
 
 And the declarations a serializer needs when its fields cannot say what it renders:
 `documented_by` (another serializer describes it), `one_of` (a union of named
-components) and `const` (a one-value tag).
+components), `const` (a one-value tag) and `whole_in_patch` (a PATCH body whose
+members are required as declared).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import re
 from collections.abc import Callable, Iterator
@@ -38,6 +45,7 @@ from rest_framework.fields import CharField, Field
 from rest_framework.serializers import Serializer
 
 from policies.kernel import compat
+from policies.kernel.fields import one_of  # noqa: F401 (the projection answers' unions)
 
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
 # What makes a schema say something about its value's type.
@@ -115,6 +123,15 @@ def enum_varnames(result: dict, generator, request, public) -> dict:
 IF_MATCH_PATTERN = r'^(\*|(W/)?"[1-9][0-9]{0,8}")$'
 
 
+def _names_expected_revision(schemas: dict, schema: dict) -> bool:
+    """The body may name expected_revision (in each shape of a oneOf)."""
+    shapes = [
+        schemas.get(shape.get("$ref", "").rsplit("/", 1)[-1], shape)
+        for shape in schema.get("oneOf", [schema])
+    ]
+    return bool(shapes) and all("expected_revision" in s.get("properties", {}) for s in shapes)
+
+
 def if_match_alternative(result: dict, generator, request, public) -> dict:
     """If-Match has the shape the server parses, and is required only where the body
     cannot name `expected_revision` instead (a DELETE has no body)."""
@@ -134,7 +151,7 @@ def if_match_alternative(result: dict, generator, request, public) -> dict:
                     .get("schema", {})
                 )
                 name = body.get("$ref", "").rsplit("/", 1)[-1]
-                if "expected_revision" in schemas.get(name, {}).get("properties", {}):
+                if _names_expected_revision(schemas, schemas.get(name, {})):
                     parameter["required"] = False
     return result
 
@@ -192,6 +209,94 @@ def tagged_unions(result: dict, generator, request, public) -> dict:
     return result
 
 
+# A query value with no U+0000 (policies.kernel.text.storable; a URL's query carries
+# no lone surrogate: undecodable bytes arrive as U+FFFD).
+NO_NUL = "^[^\\u0000]*$"
+
+
+def storable_query(result: dict, generator, request, public) -> dict:
+    """Every free-text query parameter (a string without pattern, format or enum)
+    says the server refuses U+0000 in it."""
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            if not isinstance(operation, dict):
+                continue
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema")
+                if (
+                    parameter.get("in") == "query"
+                    and isinstance(schema, dict)
+                    and schema.get("type") == "string"
+                    and not {"pattern", "format", "enum", "const"} & set(schema)
+                ):
+                    schema["pattern"] = NO_NUL
+    return result
+
+
+_LINK = "$response.body#/grounding_id"
+_ETAG = "$response.header.ETag"
+# The operations on a link, by operationId: (its path arguments, If-Match from ETag?)
+_ON_LINK = {
+    "groundings_read": {"grounding_id": _LINK},
+    "groundings_partial_update": {"grounding_id": _LINK, "header.If-Match": _ETAG},
+    "groundings_assessments_create": {"grounding_id": _LINK, "header.If-Match": _ETAG},
+    "groundings_anchor_observations_create": {"grounding_id": _LINK, "header.If-Match": _ETAG},
+    "groundings_withdrawal_create": {"grounding_id": _LINK, "header.If-Match": _ETAG},
+    "groundings_disposal_create": {"grounding_id": _LINK, "header.If-Match": _ETAG},
+    "groundings_revisions_list": {"grounding_id": _LINK},
+    "groundings_revision_read": {"grounding_id": _LINK, "revision": "$response.body#/revision"},
+    "groundings_revision_proof": {"grounding_id": _LINK, "revision": "$response.body#/revision"},
+    "groundings_projection_retrieve": {"grounding_id": _LINK},
+}
+_SET = "$response.body#/evidence_set_ref"
+_WEBHOOK = "$response.body#/webhook_id"
+_WEBHOOK_OPS = ("webhooks_read", "webhooks_partial_update", "webhooks_destroy",
+                "webhook_deliveries_list")  # fmt: skip
+# (source operationId, its status) → {target operationId: {parameter: expression}}
+LINKS: dict[tuple[str, str], dict[str, dict[str, str]]] = {
+    ("groundings_create", "201"): _ON_LINK,
+    ("groundings_read", "200"): _ON_LINK,
+    ("groundings_partial_update", "200"): _ON_LINK,
+    ("evidence_sets_create", "201"): {
+        "evidence_sets_retrieve": {"ref": _SET},
+        "evidence_sets_members_create": {"ref": _SET, "header.If-Match": _ETAG},
+    },
+    ("evidence_sets_members_create", "201"): {"evidence_sets_retrieve": {"ref": _SET}},
+    ("webhooks_create", "201"): {op: {"webhook_id": _WEBHOOK} for op in _WEBHOOK_OPS},
+    ("profiles_create", "201"): {"profiles_publish_create": {"ref": "$response.body#/ref"}},
+    ("disclosure_decisions_create", "201"): {
+        op: {"key": "$response.body#/decision_ref"}
+        for op in ("disclosure_decisions_read", "disclosure_decisions_destroy")
+    },
+    ("change_notifications_create", "201"): {
+        "change_notifications_read": {"notification_id": "$response.body#/notification_id"}
+    },
+}
+
+
+def _link_name(operation_id: str) -> str:
+    return "".join(part.capitalize() for part in operation_id.split("_"))
+
+
+def response_links(result: dict, generator, request, public) -> dict:
+    """The OpenAPI links of `LINKS`; a link to an operation the schema does not serve
+    (or from a status it does not answer) is a declaration gone stale: it fails here."""
+    operations = {
+        operation["operationId"]: operation
+        for item in result.get("paths", {}).values()
+        for operation in item.values()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
+    for (source, status), targets in LINKS.items():
+        response = operations[source]["responses"][status]
+        links = response.setdefault("links", {})
+        for target, parameters in targets.items():
+            if target not in operations:
+                raise ValueError(f"OpenAPI link from {source} to unknown {target}")
+            links[_link_name(target)] = {"operationId": target, "parameters": parameters}
+    return result
+
+
 def _untyped(node: Any, where: str, branch: bool = False) -> Iterator[str]:
     """Properties and items with no type; in a branch (allOf, then, …) a property may
     only add constraints to the type its schema declares."""
@@ -243,23 +348,30 @@ def documented_by(schema_serializer: type[Serializer]) -> Callable[[type], type]
     return decorate
 
 
-def one_of(*serializers: type[Serializer]) -> Callable[[type], type]:
-    """Class decorator: the serializer's OpenAPI schema is exactly one of these
-    (each a named component), e.g. one schema per projection `format`."""
+def whole_in_patch(serializer_class: type) -> type:
+    """Class decorator: as a PATCH body, the serializer's required members stay
+    required (drf-spectacular drops `required` from every PATCH body, as DRF's partial
+    update would; a PATCH that changes one named thing requires it, e.g. a webhook's
+    `active`). The component keeps its Patched… name."""
 
-    def decorate(serializer_class: type) -> type:
-        class OneOf(OpenApiSerializerExtension):
-            target_class = serializer_class
+    class Whole(OpenApiSerializerExtension):
+        target_class = serializer_class
 
-            def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
-                return {
-                    "oneOf": [auto_schema.resolve_serializer(s, direction).ref for s in serializers]
-                }
+        def map_serializer(self, auto_schema: Any, direction: str) -> dict[str, Any]:
+            schema = compat.serializer_schema(
+                auto_schema, self.target, direction, bypass_extensions=True
+            )
+            whole = copy.copy(self.target)
+            whole.partial = False
+            required = compat.serializer_schema(
+                auto_schema, whole, direction, bypass_extensions=True
+            )
+            if required.get("required"):
+                schema["required"] = required["required"]
+            return schema
 
-        OneOf.__name__ = f"{serializer_class.__name__}OneOf"
-        return serializer_class
-
-    return decorate
+    Whole.__name__ = f"{serializer_class.__name__}Whole"
+    return serializer_class
 
 
 @functools.cache

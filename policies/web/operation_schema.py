@@ -54,6 +54,8 @@ NOTES = {
     "idempotency_in_progress": "idempotency_in_progress (a request with this "
     "Idempotency-Key is still running)",
     "idempotency_key_reuse": "idempotency_key_reuse (the key was sent with another request)",
+    "answer_disposed": "answer_disposed (a replay: the key's first answer named a link "
+    "since disposed, see `disposed`)",
     "precondition_required": "precondition_required (send If-Match or expected_revision)",
     "permission_denied": "permission_denied (a session write without its CSRF token)",
 }

@@ -59,9 +59,10 @@ VALIDATED = ("validation_error",)
 # A mutation of an existing aggregate (grounding.api.conditional).
 CONDITIONAL = ("invalid_if_match", "precondition_required", "revision_mismatch",
                "expected_revision_conflict", "validation_error")  # fmt: skip
-# A write's Idempotency-Key (policies.web.idempotency); session writes' CSRF.
+# A write's Idempotency-Key (policies.web.idempotency): a replay whose stored answer
+# a disposal purged is 410 answer_disposed; session writes' CSRF.
 WRITE = ("invalid_idempotency_key", "idempotency_in_progress", "idempotency_key_reuse",
-         "permission_denied")  # fmt: skip
+         "answer_disposed", "permission_denied")  # fmt: skip
 
 
 def status_of(code: str) -> int:

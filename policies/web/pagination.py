@@ -2,8 +2,8 @@
 
 DRF falls back to the default page size for a page_size it cannot read; here such a
 value is refused (400 validation_error), so what the OpenAPI description says of
-page_size (an integer ≥ 1) is what the server enforces. Above the maximum it is
-capped, however many digits it has.
+page_size (an integer from 1 to 10^18 - 1: at most 18 digits) is what the server
+enforces. Above the maximum page size (200) it is capped.
 A cursor whose position the ordering's column cannot read is 404 not_found, like one
 that does not decode (DRF let the column's ValidationError through: a 400).
 """
@@ -19,10 +19,10 @@ from rest_framework.exceptions import NotFound
 from policies.kernel import compat
 from policies.kernel.refusals import Offender, Refusal
 
-_PAGE_SIZE = re.compile(r"[1-9][0-9]*")
-# Longer than this, a page size is above any maximum: capped without parsing it (int()
-# refuses more than 4,300 digits, and DRF would then fall back to the default).
+# At most 18 digits (the schema's maximum, 10^18 - 1): a longer number is refused
+# before it is parsed (int() refuses more than 4,300 digits).
 _DIGITS = 18
+_PAGE_SIZE = re.compile(rf"[1-9][0-9]{{0,{_DIGITS - 1}}}")
 
 
 def reversed_ordering(ordering: tuple[str, ...]) -> tuple[str, ...]:
@@ -48,12 +48,10 @@ class CursorPagination(compat.CursorPositionHook, pagination.CursorPagination):
                     Offender(
                         f"/query/{self.page_size_query_param}",
                         "type",
-                        "page_size must be a positive integer.",
+                        f"page_size must be a positive integer of at most {_DIGITS} digits.",
                     )
                 ],
             )
-        if raw is not None and len(raw) > _DIGITS:
-            return self.max_page_size
         return super().get_page_size(request)
 
     def paginate_queryset(self, queryset, request, view=None):
@@ -67,7 +65,7 @@ class CursorPagination(compat.CursorPositionHook, pagination.CursorPagination):
         for parameter in parameters:
             if parameter["name"] == self.page_size_query_param:
                 # At most 18 digits (_PAGE_SIZE): a longer number is refused.
-                parameter["schema"] = {"type": "integer", "minimum": 1, "maximum": 10**18 - 1}
+                parameter["schema"] = {"type": "integer", "minimum": 1, "maximum": 10**_DIGITS - 1}
                 parameter["description"] = (
                     f"Results per page (default {self.page_size}; above "
                     f"{self.max_page_size} it is capped at {self.max_page_size})."

@@ -311,14 +311,11 @@ def test_a_key_whose_first_request_is_still_running_is_409_idempotency_in_progre
     assert (refused.action, refused.code) == ("revise", "idempotency_in_progress")
 
 
-@pytest.mark.undescribed_responses(
-    "a purged replay answers {detail, disposed} with the first answer's status "
-    "(IdempotencyKey.forget_answers_about); the schema declares the first answer's shape"
-)
 def test_a_disposal_purges_the_stored_answer_and_a_retry_registers_nothing(world):
     """A stored first answer copies the link's texts (its selector quote); a disposal
     purges it with them, and the key stays used: a retry must not register the
-    disposed link again."""
+    disposed link again. It is answered 410 answer_disposed, a problem every write
+    declares (it was the first status with an undeclared body)."""
     client = client_for(world.curator)
     body = register_body(world)
     quote = body["anchor"]["source_selector"]["exact"]
@@ -334,9 +331,43 @@ def test_a_disposal_purges_the_stored_answer_and_a_retry_registers_nothing(world
     assert disposed.status_code in (200, 201), disposed.content[:300]
     stored = IdempotencyKey.objects.get(key="dispose-me")
     assert quote not in stored.body
+    assert (stored.status, stored.headers) == (410, {})
     again = post(client, LINKS, body, "dispose-me")
-    assert again.status_code == 201
     assert again["Idempotent-Replayed"] == "true"
-    assert again.json()["disposed"] == grounding_id
+    assert "Location" not in again
+    replayed = problem(again, 410, "answer_disposed")
+    assert replayed["disposed"] == grounding_id
     assert quote not in again.content.decode()
     assert GroundingLink.objects.count() == 1
+
+
+def test_a_stored_answer_purged_before_answer_disposed_existed_becomes_it(world):
+    """policies migration 0009: a row a disposal purged earlier (the first status, a
+    `{detail, disposed}` body) replays as the 410 answer_disposed problem."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    legacy = json.dumps(
+        {
+            "detail": "the first answer to this key named a link since disposed; "
+            "its copied text is purged.",
+            "disposed": "01a236ce-3c88-76f6-89df-3238fc36e21a",
+        }
+    )
+    now = timezone.now()
+    row = IdempotencyKey.objects.create(
+        user=world.curator, key="legacy", fingerprint="f" * 64, status=201, body=legacy,
+        headers={"Location": "/x/"}, created_at=now, expires_at=now + timedelta(hours=1),
+    )  # fmt: skip
+    import_module("policies.migrations.0009_idempotency_answer_disposed").to_answer_disposed(
+        apps, None
+    )
+    row.refresh_from_db()
+    assert (row.status, row.headers) == (410, {})
+    body = json.loads(row.body)
+    assert (body["code"], body["status"], body["disposed"]) == (
+        "answer_disposed",
+        410,
+        "01a236ce-3c88-76f6-89df-3238fc36e21a",
+    )

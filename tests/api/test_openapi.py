@@ -183,8 +183,12 @@ def test_if_match_is_required_where_the_body_cannot_name_the_revision(schema, pa
         return
     assert if_match["required"] is False
     body = _resolve(schema, operation["requestBody"]["content"]["application/json"]["schema"])
-    expected = body["properties"]["expected_revision"]
-    assert (expected["type"], expected["minimum"], expected["maximum"]) == ("integer", 1, 999999999)
+    # Every shape of a body that is one of several names it (an anchor observation).
+    for shape in body.get("oneOf", [body]):
+        expected = _resolve(schema, shape)["properties"]["expected_revision"]
+        assert (expected["type"], expected["minimum"], expected["maximum"]) == (
+            "integer", 1, 999999999,
+        )  # fmt: skip
 
 
 def test_every_request_body_is_a_closed_typed_object(schema):
@@ -192,8 +196,10 @@ def test_every_request_body_is_a_closed_typed_object(schema):
         if "requestBody" not in operation:
             continue
         body = _resolve(schema, operation["requestBody"]["content"]["application/json"]["schema"])
-        assert body["type"] == "object" and body["properties"], (path, method)
-        assert body["additionalProperties"] is False, (path, method)
+        # A body of several shapes (an anchor observation) is closed in each.
+        for shape in (_resolve(schema, s) for s in body.get("oneOf", [body])):
+            assert shape["type"] == "object" and shape["properties"], (path, method)
+            assert shape["additionalProperties"] is False, (path, method)
 
 
 def test_the_link_groups_are_typed_in_requests_responses_and_patches(schema):
@@ -201,7 +207,14 @@ def test_the_link_groups_are_typed_in_requests_responses_and_patches(schema):
     for name in ("Link", "RegisterRequest", "PatchedReviseRequest"):
         for group in ("statement", "passage", "anchor", "support", "time"):
             typed = _resolve(schema, components[name]["properties"][group])
-            assert typed["type"] == "object" and typed["properties"], (name, group)
+            # A passage to register is one of two shapes (by id, or external).
+            shapes = [_resolve(schema, s) for s in typed.get("oneOf", [typed])]
+            assert all(s["type"] == "object" and s["properties"] for s in shapes), (name, group)
+    passage = _resolve(schema, components["RegisterRequest"]["properties"]["passage"])
+    by_id, external = (_resolve(schema, s) for s in passage["oneOf"])
+    assert (by_id["required"], by_id["additionalProperties"]) == (["passage_id"], False)
+    assert external["required"] == ["passage_ref", "source_revision_binding"]
+    assert "passage_id" not in external["properties"]
     statement = _resolve(schema, components["StatementRequest"]["properties"]["claim_scope"])
     assert statement["required"] == ["proposition"]
     assert "If-Match" not in components  # a header, not a body member

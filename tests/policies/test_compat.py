@@ -317,3 +317,20 @@ def test_list_filter_registry_chooses_djangos_filter_class():
     assert _filter_for(meta.get_field("name")) is admin.AllValuesFieldListFilter
     assert _filter_for(Profile._meta.get_field("dimension")) is admin.RelatedFieldListFilter
     assert _filter_for(Profile._meta.get_field("status")) is admin.ChoicesFieldListFilter
+
+
+@requires_postgres
+def test_driver_connection_is_psycopgs_and_database_errors_are_djangos():
+    import psycopg
+
+    pg = compat.driver_connection(connection)
+    assert isinstance(pg, psycopg.Connection)
+    with pytest.raises(DataError), compat.database_errors(connection), pg.cursor() as cursor:
+        cursor.execute("SELECT 1 / 0")
+
+
+@requires_postgres
+def test_raw_cursor_binds_numbered_placeholders_on_the_server():
+    with compat.raw_cursor(compat.driver_connection(connection)) as cursor:
+        cursor.execute("SELECT $1::int + $2::int, $1::int", [40, 2], binary=True)
+        assert cursor.fetchone() == (42, 40)

@@ -6,19 +6,29 @@ because some rules are not JSON Schema's to state. This check narrows that back:
 a refusal must name one of those rules (its problem `code`, and for a 400
 validation_error every offender's code); any other refusal of schema-valid data is a
 rule the schema should state (a pattern, a bound) or a server bug.
+
+"Schema-valid" is checked, not taken from the case's generation mode: schemathesis'
+coverage phase fills a required-or-optional header whose `pattern` it does not
+satisfy with a placeholder (`If-Match: 0`) while it still marks the case positive.
+A case whose headers do not match their declared schemas is not schema-valid data;
+nor is one carrying a lone surrogate (hypothesis draws them in strings): the API
+takes I-JSON (RFC 7493, docs/api.md), which has none, and no portable JSON Schema
+pattern can name one (the server's U+0000 rule is in the schema).
 """
 
 from __future__ import annotations
 
 import json
 
+import jsonschema
 import schemathesis
 
 # status → the problem codes of rules no JSON Schema of this request can state.
 BEYOND_SCHEMA = {
     # A reference to a row that does not exist; If-Match and the body naming two
     # different revisions (two places of one request).
-    400: {"expected_revision_conflict"},
+    # A stream cursor the registry did not sign (a signature no schema states).
+    400: {"expected_revision_conflict", "invalid_cursor"},
     # The record's state (withdrawn, disposed, published, …), a decision already
     # recorded, an Idempotency-Key still in flight.
     409: None,
@@ -30,14 +40,64 @@ BEYOND_SCHEMA = {
     428: {"precondition_required"},
 }
 # validation_error offenders that name a rule beyond the schema: a reference to
-# nothing, an order between two members, a value that must itself be a valid schema.
-BEYOND_SCHEMA_OFFENDERS = {"unknown_reference", "order", "invalid_schema"}
+# nothing, an order between two members (`order`, the log's `inconsistent`), a value
+# that must itself be a valid schema, a log size the log has not reached, a webhook
+# host that does not resolve or resolves to a refused address (DNS, at the time).
+BEYOND_SCHEMA_OFFENDERS = {
+    "unknown_reference",
+    "order",
+    "inconsistent",
+    "invalid_schema",
+    "unresolvable",
+    "refused_address",
+    "beyond_log_size",
+    # The structured values' cross-field rules (grounding.values.structured_rules).
+    "selector.range_inverted",
+    "anchor_result.range_inverted",
+    "anchor_result.match_count_mismatch",
+    "representation_check.range_inverted",
+    "coverage_population.numerator_exceeds_denominator",
+    "applicability_interval.range_inverted",
+}
+
+
+def _lone_surrogate(value) -> bool:
+    """Whether a string in `value` (member names included) holds a lone surrogate."""
+    if isinstance(value, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, dict):
+        return any(_lone_surrogate(k) or _lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_lone_surrogate(item) for item in value)
+    return False
+
+
+def _i_json(case) -> bool:
+    """The case's body, query and path values are I-JSON (no lone surrogate)."""
+    parts = (case.body, case.query, case.path_parameters)
+    return not any(_lone_surrogate(part) for part in parts if part is not None)
+
+
+def _headers_valid(case) -> bool:
+    """Every header the case sends matches the schema its operation declares for it."""
+    sent = {name.lower(): value for name, value in (case.headers or {}).items()}
+    for parameter in case.operation.headers:
+        declared = parameter.definition
+        value = sent.get(str(declared.get("name", "")).lower())
+        schema = declared.get("schema")
+        if value is None or not isinstance(schema, dict):
+            continue
+        if not jsonschema.Draft202012Validator(schema).is_valid(value):
+            return False
+    return True
 
 
 @schemathesis.check
 def refusals_of_valid_data_are_rules_beyond_the_schema(ctx, response, case):
     meta = case.meta
     if meta is None or not meta.generation.mode.is_positive:
+        return None
+    if not _headers_valid(case) or not _i_json(case):
         return None
     status = response.status_code
     if status not in BEYOND_SCHEMA:

@@ -31,9 +31,10 @@ SIGNED_NOTE = {(200, "text/plain"): OpenApiResponse(OpenApiTypes.STR)}
 def _size(name: str, description: str, *, required: bool = True) -> Param:
     return Param(
         name,
-        {"type": "integer", "minimum": 0},
+        {"type": "integer", "minimum": 0, "maximum": 10**proofs.MAX_DIGITS - 1},
         required=required,
-        description=description + " Out of range, negative or not an integer ⇒ 400.",
+        description=description + " Beyond the log's size, more than 18 digits, negative "
+        "or not an integer ⇒ 400.",
     )
 
 

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 import orjson
 from django.db import connections
 
+from policies.kernel import compat
 from transparency import tables
 from transparency.models import RecordKey
 
@@ -63,10 +64,10 @@ def chunks(log_id: int, using: str, commitments: bool) -> Iterator[Chunk]:
         return
     statement = _rows_sql(connection) if commitments else None
     if connection.in_atomic_block or READ_AHEAD < 2 or len(ranges) < 2:
-        connection.ensure_connection()
+        pg = compat.driver_connection(connection)
         for low, high in ranges:
-            with connection.wrap_database_errors:
-                yield _read_pg(connection.connection, log_id, low, high, statement)
+            with compat.database_errors(connection):
+                yield _read_pg(pg, log_id, low, high, statement)
         return
     yield from _read_ahead(connection, log_id, ranges, statement)
 
@@ -88,7 +89,7 @@ def _read_ahead(connection, log_id: int, ranges: list, commitments: dict | None)
             if role:  # as Django's own connections take it (OPTIONS["assume_role"])
                 own.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(role)))
             local.connection = own
-        with connection.wrap_database_errors:
+        with compat.database_errors(connection):
             return _read_pg(own, log_id, low, high, commitments)
 
     pending: deque = deque()
@@ -163,10 +164,8 @@ def _rows_sql(connection) -> dict[str, str]:
 def _read_pg(pg, log_id: int, low: int, high: int, rows_sql: dict | None) -> Chunk:
     """One range, on this psycopg connection; `rows_sql`: the committed tables'
     statements (`_rows_sql`), or None (commitments not checked)."""
-    import psycopg
-
     loads = orjson.loads
-    with psycopg.RawCursor(pg) as cursor:
+    with compat.raw_cursor(pg) as cursor:
         cursor.execute(_LEAVES, [log_id, low, high], binary=True)
         rows = cursor.fetchall()
         if not rows:
