@@ -21,6 +21,7 @@ RUN pip install --require-hashes -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY grounding ./grounding
 COPY evidence ./evidence
+COPY common ./common
 COPY policies ./policies
 COPY templates ./templates
 COPY transparency ./transparency

@@ -5,7 +5,7 @@ Dimension: the admin never edits them, and shows only the user's own Dimensions'
 evidence, as the reader (`policies.reader`, `evidence.reader`) discloses it: rows
 through `Reader.scope`, fields and history values of a withheld field as withheld,
 search fields and filters only on values disclosed for the row (`reveals`,
-`policies.web.admin_base`).
+`common.web.admin_base`).
 The import page runs `evidence.services.wsp_import.do_import_wsp_document` once per
 document, all in one transaction, each under `refusal_audited` (policies.actions).
 """
@@ -24,15 +24,8 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path
 
-from evidence.models import Content, Passage, RetrievalObservation, Source
-from evidence.reader import PASSAGE_FIELDS, PASSAGE_READERS
-from evidence.services.wsp_import import ACTION, do_import_wsp_document, refusal_context
-from policies.actions import refusal_audited
-from policies.choices import DisclosableField, Role
-from policies.kernel.refusals import Refusal
-from policies.models import Dimension
-from policies.reader import Reader, reader_for
-from policies.web.admin_base import (
+from common.kernel.refusals import Refusal
+from common.web.admin_base import (
     ANY,
     DimensionListFilter,
     DisclosedAdmin,
@@ -40,6 +33,13 @@ from policies.web.admin_base import (
     holds,
     shown,
 )
+from evidence.models import Content, Passage, RetrievalObservation, Source
+from evidence.reader import PASSAGE_FIELDS, PASSAGE_READERS
+from evidence.services.wsp_import import ACTION, do_import_wsp_document, refusal_context
+from policies.actions import refusal_audited
+from policies.choices import DisclosableField, Role
+from policies.models import Dimension
+from policies.reader import Reader, reader_for
 
 WITHHELD = "withheld"
 MAX_UPLOAD_BYTES = 8 * 1024 * 1024

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from common.kernel.canonical import text_sha256
 from evidence.offsets import nfc
-from policies.kernel.canonical import text_sha256
 
 RESOLVER_REF = "urn:grounding:resolver:builtin@1"
 

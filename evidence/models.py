@@ -7,9 +7,9 @@ from django.conf import settings
 from django.db import models
 from simple_history.models import HistoricalRecords
 
+from common.kernel.history import AppendOnlyModel, TrackedManager
+from common.kernel.identifiers import uuid7
 from evidence.choices import AccessLabel, ObservationKind, ScoreSemantics, SourceField
-from policies.kernel.history import AppendOnlyModel, TrackedManager
-from policies.kernel.identifiers import uuid7
 from policies.models import Dimension
 
 

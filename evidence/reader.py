@@ -13,12 +13,12 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
+from common.kernel.instants import rfc3339
+from common.kernel.refusals import Refusal
 from evidence.choices import AccessLabel
 from evidence.models import Passage
 from policies.choices import DisclosableField as F
 from policies.choices import Role
-from policies.kernel.instants import rfc3339
-from policies.kernel.refusals import Refusal
 from policies.reader import Reader, register_kind
 
 # Who reads passages directly (docs/api.md "Evidence reads").

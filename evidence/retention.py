@@ -13,8 +13,8 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from common.kernel import compat
 from evidence.models import Content, Passage, RetrievalObservation
-from policies.kernel import compat
 from policies.models import Dimension
 
 PURGED = {"purged": True}

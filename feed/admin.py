@@ -9,11 +9,11 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from common.web.admin_base import ANY, DimensionListFilter
 from feed import services
 from feed.models import DeliveryAttempt, Webhook
 from policies.admin import GovernedAdmin, _run
 from policies.choices import Role
-from policies.web.admin_base import ANY, DimensionListFilter
 
 
 @admin.register(Webhook)

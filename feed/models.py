@@ -14,9 +14,9 @@ from django.conf import settings
 from django.db import models
 from simple_history.models import HistoricalRecords
 
+from common.kernel.history import AppendOnlyModel, TrackedManager
+from common.kernel.identifiers import uuid7
 from feed.choices import AttemptOutcome, DeliveryState
-from policies.kernel.history import AppendOnlyModel, TrackedManager
-from policies.kernel.identifiers import uuid7
 from policies.models import Dimension
 
 MAX_URL_LENGTH = 2048

@@ -29,8 +29,8 @@ from datetime import datetime
 
 from django.db import connections, router
 
+from common.kernel import cursors
 from feed.choices import EventType
-from policies.kernel import cursors
 from policies.models import AuditEvent
 
 # Audit action of a link operation -> the event type of each link it names.

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from django.utils import timezone
 
+from common.kernel.identifiers import uuid7
 from feed.choices import EventType
 from feed.models import Delivery, Event, Webhook
 from feed.outbox import Planned
-from policies.kernel.identifiers import uuid7
 from policies.models import Dimension
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from common.kernel.refusals import Refusal
 from feed.models import DeliveryAttempt, Webhook
 from policies.choices import Role
-from policies.kernel.refusals import Refusal
 from policies.memberships import memberships
 from policies.services import is_operator
 

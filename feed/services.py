@@ -14,14 +14,14 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from common.kernel import compat
+from common.kernel.refusals import Offender, Refusal
 from feed import selectors, signing, ssrf
 from feed.choices import DeliveryState, EventType
 from feed.models import Delivery, DeliveryAttempt, DeliveryLane, Webhook
 from policies import audit
 from policies.actions import composable, dimension_context
 from policies.choices import Role
-from policies.kernel import compat
-from policies.kernel.refusals import Offender, Refusal
 from policies.operations import Operation
 from policies.services import named_dimension, require_role
 

@@ -24,8 +24,8 @@ from urllib.parse import SplitResult, urlsplit
 
 from django.conf import settings
 
+from common.kernel.refusals import Offender
 from feed.models import MAX_URL_LENGTH
-from policies.kernel.refusals import Offender
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # Cloud metadata endpoints outside the link-local ranges.

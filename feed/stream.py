@@ -26,9 +26,9 @@ from django.conf import settings
 from django.core import signing
 from django.db import close_old_connections, connections
 
+from common.kernel.refusals import Offender, Refusal
 from feed import envelope, log_link
 from feed.models import Event
-from policies.kernel.refusals import Offender, Refusal
 from policies.models import Dimension
 
 SALT = "grounding.feed.cursor"

@@ -31,11 +31,11 @@ from django.db import close_old_connections, connections, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
+from common.kernel import compat
 from feed import envelope, log_link, signing, transport
 from feed.choices import AttemptOutcome, DeliveryState
 from feed.models import Delivery, DeliveryAttempt, DeliveryLane, Webhook
 from policies import audit
-from policies.kernel import compat
 
 logger = logging.getLogger("grounding.feed")
 

@@ -10,7 +10,7 @@ not used: nested, it costs more per registered link than bulk registration can
 afford.
 
 Bodies and their groups are closed: the services refuse a member they do not know
-(400 unknown_field), and `policies.web.openapi.close_request_bodies` says so. An
+(400 unknown_field), and `common.web.openapi.close_request_bodies` says so. An
 optional member may be null (the same as leaving it out).
 """
 
@@ -22,6 +22,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
+from common.kernel.fields import RuledCharField, described_as, one_of
+from common.kernel.text import PATH_SEGMENT_REF
 from grounding.choices import (
     CITATION_FORMATS,
     OFFSET_UNITS,
@@ -36,8 +38,6 @@ from grounding.choices import (
     Verdict,
 )
 from grounding.values.fields import openapi_schema, structured
-from policies.kernel.fields import RuledCharField, described_as, one_of
-from policies.kernel.text import PATH_SEGMENT_REF
 from policies.models import PROFILE_REF
 
 EXPECTED_REVISION = (

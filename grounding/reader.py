@@ -12,6 +12,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from common.kernel.instants import rfc3339
+from common.kernel.refusals import Refusal
 from evidence.choices import AccessLabel
 from grounding.choices import RecordState
 from grounding.models import Disposal, GroundingLink
@@ -19,8 +21,6 @@ from grounding.representation import LinkRecords, link_document
 from grounding.selectors import current_records, link_at_revision
 from policies.choices import DisclosableField as F
 from policies.disclosure import Coverage
-from policies.kernel.instants import rfc3339
-from policies.kernel.refusals import Refusal
 from policies.reader import Reader, Recipient, register_kind
 
 # Where each disclosable field lives in the document ("*" walks a list). The anchor

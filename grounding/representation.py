@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from common.kernel.instants import rfc3339
 from grounding.choices import DisplayState
 from grounding.models import (
     AnchorObservation,
@@ -19,7 +20,6 @@ from grounding.models import (
     GroundingLink,
     Withdrawal,
 )
-from policies.kernel.instants import rfc3339
 
 
 @dataclass

@@ -8,6 +8,9 @@ from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 
+from common.kernel import compat
+from common.kernel.refusals import Refusal
+from common.kernel.text import control_offenders
 from grounding.models import (
     AnchorObservation,
     Assessment,
@@ -17,9 +20,6 @@ from grounding.models import (
     Withdrawal,
 )
 from grounding.representation import LinkRecords
-from policies.kernel import compat
-from policies.kernel.refusals import Refusal
-from policies.kernel.text import control_offenders
 from policies.memberships import memberships
 
 # What `policies.reader` answers for a link outside the reader's Dimensions, word for

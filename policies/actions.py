@@ -25,7 +25,7 @@ transaction (`NestedEntryError`: call the body there); (3) on a Refusal, after t
 rollback, writes the refused audit event through `audit_refusal` and re-raises.
 
 A request may hook into (2): the web layer sets a `WriteHook` (`hooked_writes`;
-policies.web.idempotency) whose `begin()` runs inside each public entry's transaction
+common.web.idempotency) whose `begin()` runs inside each public entry's transaction
 before the body and whose `finish(result)` runs inside it after the body returned,
 so the answer is rendered, and an idempotency key stored, before COMMIT.
 
@@ -33,7 +33,7 @@ so the answer is rendered, and an idempotency key stored, before COMMIT.
 in a savepoint, so a refusal rolls back that body's writes only, and its event is
 written in the caller's transaction. `audit_refusal` is the one writer of refused
 events; the web layer's audit of requests refused before any service
-(policies.web.refusal_audit) goes through it too.
+(common.web.refusal_audit) goes through it too.
 """
 
 from __future__ import annotations
@@ -47,15 +47,15 @@ from django.conf import settings
 from django.db import transaction
 from django.db.transaction import TransactionManagementError
 
-from policies import audit
-from policies.choices import AuditOutcome
-from policies.kernel.refusals import Offender, Refusal
-from policies.kernel.text import (
+from common.kernel.refusals import Offender, Refusal
+from common.kernel.text import (
     overlong_offenders,
     plainly_fine,
     plausible_ref,
     unstorable_offenders,
 )
+from policies import audit
+from policies.choices import AuditOutcome
 from policies.models import AuditEvent, Dimension
 
 F = TypeVar("F", bound=Callable[..., Any])

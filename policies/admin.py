@@ -20,10 +20,16 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from knox.models import AuthToken
 
+from common.kernel.refusals import Refusal
+from common.web.admin_base import (
+    ANY,
+    DimensionListFilter,
+    DisclosedAdmin,
+    ReadOnlyAdminMixin,
+)
 from policies import governance, governance_api
 from policies.audit import STEWARD_ROLES, events_visible_to
 from policies.choices import Role
-from policies.kernel.refusals import Refusal
 from policies.memberships import memberships
 from policies.models import (
     AuditEvent,
@@ -31,12 +37,6 @@ from policies.models import (
     DimensionMembership,
     DisclosureDecision,
     Profile,
-)
-from policies.web.admin_base import (
-    ANY,
-    DimensionListFilter,
-    DisclosedAdmin,
-    ReadOnlyAdminMixin,
 )
 
 # Memberships are read where the Dimension's grants are: its audit events record each

@@ -18,11 +18,11 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 
+from common.kernel.refusals import Refusal
+from common.kernel.request_context import current_request_id, note_refusal
+from common.kernel.rows import new_instance
+from common.kernel.together import Insert, insert_together
 from policies.choices import AuditOutcome, Role
-from policies.kernel.refusals import Refusal
-from policies.kernel.request_context import current_request_id, note_refusal
-from policies.kernel.rows import new_instance
-from policies.kernel.together import Insert, insert_together
 from policies.memberships import memberships
 from policies.models import AuditEvent, Dimension, DimensionMembership
 

@@ -23,7 +23,7 @@ from knox.models import get_token_model
 from knox.settings import knox_settings
 from rest_framework import exceptions
 
-from policies.kernel import compat, reads
+from common.kernel import compat, reads
 from policies.memberships import joined, remember
 from policies.models import Dimension
 
@@ -93,7 +93,7 @@ class TokenScheme(OpenApiAuthenticationExtension):
     """OpenAPI: the same `tokenAuth` scheme (`Authorization: Token <key>`) as before."""
 
     target_class = TokenAuthentication
-    match_subclasses = True  # the throttled one (policies.web.throttling) too
+    match_subclasses = True  # the throttled one (common.web.throttling) too
     name = "tokenAuth"
 
     def get_security_definition(self, auto_schema):

@@ -17,8 +17,8 @@ from datetime import datetime
 
 from django.utils import timezone
 
+from common.kernel import reads
 from policies.choices import DisclosableField, InternalPurpose, Role
-from policies.kernel import reads
 from policies.models import Dimension, DisclosureDecision
 
 RESTRICTED_SOURCE_FIELDS = frozenset(

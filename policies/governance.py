@@ -15,13 +15,13 @@ from typing import Any
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.utils import timezone
 
+from common.kernel import compat
+from common.kernel.refusals import Offender, Refusal
+from common.kernel.text import control_offenders
 from policies import audit
 from policies.actions import composable, dimension_context
 from policies.choices import ProfileStatus, Role
 from policies.disclosure import ALL_FIELDS, PURPOSE_BY_ROLE
-from policies.kernel import compat
-from policies.kernel.refusals import Offender, Refusal
-from policies.kernel.text import control_offenders
 from policies.memberships import forget_memberships
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
 from policies.operations import Operation

@@ -16,11 +16,11 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
+from common.kernel.refusals import Offender, Refusal, pointer_join
+from common.kernel.text import control_offenders
 from policies import governance
 from policies.actions import composable
 from policies.choices import Role
-from policies.kernel.refusals import Offender, Refusal, pointer_join
-from policies.kernel.text import control_offenders
 from policies.memberships import memberships
 from policies.models import Dimension, DimensionMembership, DisclosureDecision, Profile
 from policies.operations import Param

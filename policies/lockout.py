@@ -19,8 +19,8 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.crypto import salted_hmac
 from rest_framework.throttling import BaseThrottle
 
+from common.kernel.refusals import status_for
 from policies.actions import audit_refusal
-from policies.kernel.refusals import status_for
 
 logger = logging.getLogger("grounding.audit")
 

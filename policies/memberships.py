@@ -21,7 +21,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from policies.kernel import reads
+from common.kernel import reads
 from policies.models import Dimension, DimensionMembership
 
 _ATTR = "_grounding_memberships"

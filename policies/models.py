@@ -9,10 +9,10 @@ from django.core.validators import RegexValidator
 from django.db import models
 from simple_history.models import HistoricalRecords
 
+from common.kernel import reads
+from common.kernel.history import AppendOnlyModel, HistoryBypassError, TrackedManager
+from common.kernel.identifiers import uuid7
 from policies.choices import AuditOutcome, ProfileStatus, Role
-from policies.kernel import reads
-from policies.kernel.history import AppendOnlyModel, HistoryBypassError, TrackedManager
-from policies.kernel.identifiers import uuid7
 
 _slug = RegexValidator(r"^[a-z0-9][a-z0-9._-]{0,62}$", "lowercase letters, digits, . _ -")
 _version = RegexValidator(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$", "a semantic version")
@@ -284,7 +284,7 @@ class AuditEvent(AppendOnlyModel):
 
 
 class ThrottleCounter(models.Model):
-    """Requests of one caller in one scope and one fixed window (policies.web.throttling).
+    """Requests of one caller in one scope and one fixed window (common.web.throttling).
 
     The row is incremented by one atomic statement, so every worker and server counts
     into the same number; rows of ended windows are deleted by the throttle itself.
@@ -326,7 +326,7 @@ def answer_disposed(ref: str) -> dict:
 
 class IdempotencyKey(models.Model):
     """The first answer to a write sent with an `Idempotency-Key` (API.md "Retries and
-    idempotency"; policies.web.idempotency), kept so a retry gets it again.
+    idempotency"; common.web.idempotency), kept so a retry gets it again.
 
     Written in the write's own transaction, so a committed write and its key cannot
     part; a refused write stores none. Rows past `expires_at` are ignored, replaced

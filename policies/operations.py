@@ -12,13 +12,13 @@ from that declaration so that it cannot drift:
 - the **roles** the body requires (`operation.roles`);
 - its **input checks**: the body's serializer (`input`) is compiled into the checks
   the services run (grounding.services.inputs) or validated by the view;
-- its **OpenAPI operation** (policies.web.openapi.operation_schema): request and
+- its **OpenAPI operation** (common.web.openapi.operation_schema): request and
   response schemas, query parameters, conditional headers, and the problem responses
-  its refusal codes answer (`policies.kernel.refusals.STATUS_BY_CODE`);
-- the **answers the server may give** (policies.web.operations.answers): under test
+  its refusal codes answer (`common.kernel.refusals.STATUS_BY_CODE`);
+- the **answers the server may give** (common.web.operations.answers): under test
   settings an answer outside them fails the request.
 
-A view serves it (`policies.web.views.ApiView`, `operation = ...`). Declarations of
+A view serves it (`common.web.views.ApiView`, `operation = ...`). Declarations of
 writes sit beside their bodies, in the core; the response serializer is a face's, so
 the core names it by its dotted path and never imports it (`output`). Declarations of
 plain reads, which have no body, sit in the views that serve them.
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from common.kernel.refusals import STATUS_BY_CODE
 from policies.actions import Context, Screen, dimension_context, public_entry, unstorable_input
-from policies.kernel.refusals import STATUS_BY_CODE
 
 
 @dataclass(frozen=True)

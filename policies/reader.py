@@ -28,9 +28,9 @@ from typing import Any, Protocol
 
 from django.db.models import Model, Q, QuerySet
 
+from common.kernel.refusals import Refusal
 from policies.choices import Role
 from policies.disclosure import PURPOSE_BY_ROLE, Coverage, coverage_for, valid_decisions
-from policies.kernel.refusals import Refusal
 from policies.memberships import memberships
 from policies.models import Dimension, DisclosureDecision
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.kernel.refusals import Offender, Refusal
+from common.kernel.text import plausible_ref
 from policies.choices import ProfileStatus, Role
-from policies.kernel.refusals import Offender, Refusal
-from policies.kernel.text import plausible_ref
 from policies.memberships import memberships
 from policies.models import Dimension, Profile
 

@@ -18,9 +18,9 @@ from django.utils import timezone
 from knox.models import AuthToken
 from knox.settings import CONSTANTS
 
+from common.kernel.refusals import Offender, Refusal
 from policies import audit
 from policies.actions import composable
-from policies.kernel.refusals import Offender, Refusal
 from policies.operations import Operation
 
 # Longest lifetime a token may be issued for; there are no tokens that never expire.

@@ -70,7 +70,7 @@ def link(world):
 def _test_settings(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # An API answer its operation does not declare fails the request (#26): every test
-    # that provokes an answer proves it is declared (policies.web.operations).
+    # that provokes an answer proves it is declared (common.web.operations).
     settings.GROUNDING_STRICT_ANSWERS = True
 
 
@@ -83,7 +83,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     target = os.environ.get("GROUNDING_UNANSWERED_REPORT")
     if not target:
         return
-    from policies.web.operations import ANSWERED, answers, api_routes
+    from common.web.operations import ANSWERED, answers, api_routes
 
     lines = []
     for route in sorted(api_routes(), key=lambda r: (r.name, r.method)):

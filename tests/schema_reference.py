@@ -1,4 +1,4 @@
-"""The reference for policies.kernel.schemas: jsonschema, the pure-Python validator the
+"""The reference for common.kernel.schemas: jsonschema, the pure-Python validator the
 registry used before jsonschema-rs, its errors read as kernel `Failure`s so that the
 callers' own offender wording can be applied to both and compared."""
 
@@ -11,7 +11,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError, best_match
 
-from policies.kernel.schemas import Failure, FormatCheck
+from common.kernel.schemas import Failure, FormatCheck
 
 
 def format_checker(formats: dict[str, FormatCheck]) -> FormatChecker:

@@ -8,7 +8,7 @@ class TransparencyConfig(AppConfig):
     def ready(self) -> None:
         # Leaves are enqueued inside each accepted write's transaction (enqueue), from
         # the rows the write stored (the kernel's writers and the ORM's saves tell
-        # policies.kernel.written); each Dimension gets its log when it is created.
+        # common.kernel.written); each Dimension gets its log when it is created.
         from transparency import enqueue
 
         enqueue.install()

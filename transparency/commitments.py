@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from policies.kernel import cursors
+from common.kernel import cursors
 from transparency import tables
 from transparency.models import RecordKey
 

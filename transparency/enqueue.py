@@ -2,7 +2,7 @@
 
 `policies.audit` calls `on_applied` with the applied events a write just wrote; the
 rows the write stored since the previous call are taken from
-`policies.kernel.written`. A logged write queues one small row
+`common.kernel.written`. A logged write queues one small row
 (`transparency.models.PendingWrite`: its events' ids in order, and the keys of the
 committed rows it stored, by table) in its own transaction, whatever its size. The
 sequencer, after the write committed, computes the commitments
@@ -23,8 +23,8 @@ from django.db import connections, router, transaction
 from django.db.models.signals import post_save
 from django.utils import timezone
 
+from common.kernel import written
 from policies import audit
-from policies.kernel import written
 from policies.models import AuditEvent, Dimension
 from transparency import tables
 from transparency.choices import LOGGED_ACTIONS

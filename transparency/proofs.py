@@ -16,8 +16,8 @@ from typing import Any
 
 from django.conf import settings
 
-from policies.kernel import compat
-from policies.kernel.refusals import Offender, Refusal
+from common.kernel import compat
+from common.kernel.refusals import Offender, Refusal
 from policies.memberships import memberships
 from transparency import merkle, notes, sequencer
 from transparency.models import Checkpoint, Leaf, LeafRevision, Log

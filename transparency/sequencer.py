@@ -31,7 +31,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, router, transaction
 from django.utils import timezone
 
-from policies.kernel.canonical import canonical_bytes
+from common.kernel.canonical import canonical_bytes
 from policies.models import AuditEvent, Dimension
 from transparency import commitments, merkle, notes, tree
 from transparency.models import Checkpoint, Log, PendingWrite

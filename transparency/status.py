@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from django.db import connections
 
-from policies.kernel import compat
+from common.kernel import compat
 from transparency import notes, proofs, tables
 from transparency.models import Log, PendingWrite, RecordKey
 from transparency.verifier import VerifierKey, parse_note, verify_inclusion

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from django.db import connections
 from django.db.models import Q
 
-from policies.kernel import compat, cursors
+from common.kernel import compat, cursors
 from transparency import merkle
 from transparency.models import Leaf, LeafRevision, Node
 

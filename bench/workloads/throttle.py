@@ -1,4 +1,4 @@
-"""The throttle's cost per request: the exact counter (policies.web.throttling) as DRF
+"""The throttle's cost per request: the exact counter (common.web.throttling) as DRF
 calls it before each view, in queries and microseconds, alone and with threads on
 one caller's counter; beside DRF's own throttle over the database cache, which it
 replaced (read the window, append, write it back). Redis too when REDIS_URL is set.
@@ -91,7 +91,7 @@ def throttle_cost() -> dict:
     from django.test.utils import override_settings
 
     from bench import app
-    from policies.web.throttling import ScopedUserRateThrottle
+    from common.web.throttling import ScopedUserRateThrottle
 
     calls = env_int("BENCH_THROTTLE_REQUESTS", 2000)
     threads = env_int("BENCH_THROTTLE_THREADS", 8)

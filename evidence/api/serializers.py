@@ -10,7 +10,7 @@ from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from policies.kernel.openapi_schemas import converted_file
+from common.kernel.openapi_schemas import converted_file
 
 WSP_RESPONSE_V3 = converted_file(
     Path(__file__).resolve().parent.parent / "wsp" / "schema" / "response_v3.json",

@@ -7,16 +7,16 @@ from rest_framework import generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from common.kernel.refusals import Refusal
+from common.web.pagination import CursorPagination
+from common.web.views import ApiView
 from evidence.api.serializers import PassageSerializer
 from evidence.models import Passage
 from evidence.reader import PASSAGE_READERS
 from evidence.selectors import passages_for_list
 from evidence.services.wsp_import import WSP_IMPORT
 from policies.choices import DisclosableField
-from policies.kernel.refusals import Refusal
 from policies.operations import Operation
-from policies.web.pagination import CursorPagination
-from policies.web.views import ApiView
 
 # Filters on disclosed members, by the disclosable field that covers them.
 FILTER_FIELDS = {"canonical_url": DisclosableField.PASSAGE_LOCATOR}

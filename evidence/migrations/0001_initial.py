@@ -5,7 +5,7 @@ import simple_history.models
 from django.conf import settings
 from django.db import migrations, models
 
-import policies.kernel.identifiers
+import common.kernel.identifiers
 
 
 class Migration(migrations.Migration):
@@ -39,7 +39,7 @@ class Migration(migrations.Migration):
                 (
                     "source_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -67,7 +67,7 @@ class Migration(migrations.Migration):
                 (
                     "source_id",
                     models.UUIDField(
-                        db_index=True, default=policies.kernel.identifiers.uuid7, editable=False
+                        db_index=True, default=common.kernel.identifiers.uuid7, editable=False
                     ),
                 ),
                 ("canonical_url", models.CharField(db_index=True, max_length=2048)),
@@ -114,7 +114,7 @@ class Migration(migrations.Migration):
                 (
                     "observation_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -168,7 +168,7 @@ class Migration(migrations.Migration):
                 (
                     "passage_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -300,7 +300,7 @@ class Migration(migrations.Migration):
                 (
                     "passage_id",
                     models.UUIDField(
-                        db_index=True, default=policies.kernel.identifiers.uuid7, editable=False
+                        db_index=True, default=common.kernel.identifiers.uuid7, editable=False
                     ),
                 ),
                 (

@@ -24,6 +24,9 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from common.kernel.canonical import canonical_sha256
+from common.kernel.refusals import Refusal
+from common.kernel.text import plausible_ref
 from evidence.models import RetrievalObservation
 from evidence.services.wsp_write import (
     ACTION,
@@ -35,9 +38,6 @@ from evidence.services.wsp_write import (
 from evidence.wsp import document_error_code, validate_response
 from policies.actions import audit_refusal, composable
 from policies.choices import Role
-from policies.kernel.canonical import canonical_sha256
-from policies.kernel.refusals import Refusal
-from policies.kernel.text import plausible_ref
 from policies.models import Dimension
 from policies.operations import Operation, Param
 from policies.services import dimension_named_or_only, require_active, require_role

@@ -27,15 +27,15 @@ from urllib.parse import urlsplit
 
 from django.db import IntegrityError, connections, router, transaction
 
+from common.kernel import reads
+from common.kernel.bulk import insert_rows, insert_with_history
+from common.kernel.canonical import text_sha256
+from common.kernel.rows import new_instance
 from evidence import import_hooks
 from evidence.choices import AccessLabel
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from policies import audit
 from policies.actions import composable, public_entry
-from policies.kernel import reads
-from policies.kernel.bulk import insert_rows, insert_with_history
-from policies.kernel.canonical import text_sha256
-from policies.kernel.rows import new_instance
 from policies.models import Dimension
 
 ACTION = "wsp_import"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-from policies.kernel.canonical import text_sha256
+from common.kernel.canonical import text_sha256
 
 
 def projected_text(text: str, observation_id: str, source_field: str) -> dict[str, Any]:

@@ -7,9 +7,9 @@ from typing import Any
 
 import orjson
 
+from common.kernel.refusals import Offender, pointer_join
+from common.kernel.text import storable, unstorable_offenders
 from evidence.wsp.context import DocumentIndex, as_dict, as_list
-from policies.kernel.refusals import Offender, pointer_join
-from policies.kernel.text import storable, unstorable_offenders
 
 # Amendment 002 §0/§1/§8 and docs/wsp.md: never valid, at any depth, as a key.
 BANNED_KEYS = frozenset(

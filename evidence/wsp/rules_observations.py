@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from common.kernel.canonical import canonical_json
+from common.kernel.refusals import Offender, pointer_join
 from evidence.wsp.context import DocumentIndex, as_list
-from policies.kernel.canonical import canonical_json
-from policies.kernel.refusals import Offender, pointer_join
 
 PROVIDER_FIELDS_MAX_BYTES = 4096
 PROVIDER_FIELDS_RESPONSE_MAX_BYTES = 131072

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from common.kernel.refusals import Offender, pointer_join
 from evidence.wsp.context import DocumentIndex, as_list
 from evidence.wsp.text_rules import TRUNCATION, derives_from, segment_offenders
-from policies.kernel.refusals import Offender, pointer_join
 
 CONTENT_FIELDS = ("title", "snippet", "text")
 

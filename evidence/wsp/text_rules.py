@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from common.kernel.canonical import text_sha256
+from common.kernel.refusals import Offender, pointer_join
+from common.kernel.text import storable
 from evidence.offsets import nfc
-from policies.kernel.canonical import text_sha256
-from policies.kernel.refusals import Offender, pointer_join
-from policies.kernel.text import storable
 
 DATA_URI = re.compile(
     r"data:[A-Za-z0-9!#$&^_.+/-]*(?:;[A-Za-z0-9!#$&^_.+=-]+)*;base64,[A-Za-z0-9+/=]+"

@@ -19,6 +19,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from common.kernel.refusals import Offender, pointer_join
+from common.kernel.schemas import Failure, Schema
 from evidence.wsp.context import DocumentIndex
 from evidence.wsp.rules_envelope import (
     BANNED_KEYS,
@@ -29,8 +31,6 @@ from evidence.wsp.rules_envelope import (
 )
 from evidence.wsp.rules_observations import observation_offenders, policy_action_offenders
 from evidence.wsp.rules_results import result_offenders
-from policies.kernel.refusals import Offender, pointer_join
-from policies.kernel.schemas import Failure, Schema
 
 SCHEMA_PATH = Path(__file__).parent / "schema" / "response_v3.json"
 

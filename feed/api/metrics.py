@@ -21,8 +21,8 @@ from prometheus_client import (
     multiprocess,
 )
 
+from common.web.errors import PROBLEM_CONTENT_TYPE, problem
 from feed.metrics import REQUEST_SECONDS, RegistryCollector
-from policies.web.errors import PROBLEM_CONTENT_TYPE, problem
 
 
 def _allowed(request: HttpRequest) -> int:

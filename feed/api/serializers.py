@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from common.kernel.fields import RuledCharField
+from common.web.openapi_strict import whole_in_patch
 from feed.choices import AttemptOutcome, DeliveryState, EventType
 from feed.models import MAX_URL_LENGTH, DeliveryAttempt, Webhook
-from policies.kernel.fields import RuledCharField
-from policies.web.openapi_strict import whole_in_patch
 
 # feed.ssrf.parse's rule as written, as production serves it (where the host resolves
 # to is checked when subscribing; GROUNDING_WEBHOOK_ALLOW_PRIVATE, for local runs, also

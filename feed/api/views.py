@@ -14,13 +14,13 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from common.kernel.refusals import Offender, Refusal
+from common.web.pagination import CursorPagination
+from common.web.views import ApiView
 from feed import selectors, services, stream
 from feed.api.serializers import AttemptSerializer, EventPageSerializer, WebhookSerializer
-from policies.kernel.refusals import Offender, Refusal
 from policies.operations import Operation, Param
 from policies.services import dimension_for
-from policies.web.pagination import CursorPagination
-from policies.web.views import ApiView
 
 EVENT_STREAM = "text/event-stream"
 _LIMIT = re.compile(r"[1-9][0-9]{0,3}")

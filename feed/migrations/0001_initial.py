@@ -5,7 +5,7 @@ import simple_history.models
 from django.conf import settings
 from django.db import migrations, models
 
-import policies.kernel.identifiers
+import common.kernel.identifiers
 
 
 class Migration(migrations.Migration):
@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
                 (
                     "webhook_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -93,7 +93,7 @@ class Migration(migrations.Migration):
                 (
                     "event_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7, editable=False, unique=True
+                        default=common.kernel.identifiers.uuid7, editable=False, unique=True
                     ),
                 ),
                 ("type", models.CharField(max_length=64)),
@@ -167,7 +167,7 @@ class Migration(migrations.Migration):
                 (
                     "webhook_id",
                     models.UUIDField(
-                        db_index=True, default=policies.kernel.identifiers.uuid7, editable=False
+                        db_index=True, default=common.kernel.identifiers.uuid7, editable=False
                     ),
                 ),
                 ("url", models.CharField(max_length=2048)),

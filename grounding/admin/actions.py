@@ -15,9 +15,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
+from common.kernel.refusals import Refusal
 from grounding import services
 from grounding.models import GroundingLink
-from policies.kernel.refusals import Refusal
 
 # -- actions
 

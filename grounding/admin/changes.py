@@ -22,6 +22,13 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
+from common.web.admin_base import (
+    ANY,
+    DimensionListFilter,
+    DisclosedAdmin,
+    ReadOnlyAdminMixin,
+    holds,
+)
 from evidence.choices import AccessLabel
 from evidence.models import Passage
 from grounding import services
@@ -32,13 +39,6 @@ from grounding.services.changes import NOTIFYING_ROLES
 from policies.choices import DisclosableField as F
 from policies.choices import Role
 from policies.reader import reader_for
-from policies.web.admin_base import (
-    ANY,
-    DimensionListFilter,
-    DisclosedAdmin,
-    ReadOnlyAdminMixin,
-    holds,
-)
 
 PENDING_FIRST = Case(
     When(recheck_state=RecheckState.PENDING_REVIEW, then=Value(0)),

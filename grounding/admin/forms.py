@@ -16,6 +16,7 @@ from typing import Any
 
 from django import forms
 
+from common.kernel.refusals import Refusal
 from grounding.admin.widgets import SchemaJSONField
 from grounding.choices import RecordState, SupportKind, UseBasis
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
@@ -23,7 +24,6 @@ from grounding.reader import FIELD_PATHS
 from grounding.services import do_revise, refusal_context
 from policies.actions import refusal_audited, refuse_invalid, unstorable_input
 from policies.choices import DisclosableField as F
-from policies.kernel.refusals import Refusal
 
 # The disclosable group each editable field belongs to (None: always visible).
 FIELD_GROUPS: dict[str, str | None] = {

@@ -20,6 +20,8 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.text import capfirst
 
+from common.kernel.refusals import Refusal
+from common.web.admin_base import ANY, DimensionListFilter, ProfileListFilter, holds
 from grounding.admin.actions import (
     mark_for_recheck,
     run_builtin_resolver,
@@ -51,9 +53,7 @@ from grounding.reader import ALL_WITHHELD
 from grounding.selectors import for_read
 from policies.choices import DisclosableField as F
 from policies.choices import Role
-from policies.kernel.refusals import Refusal
 from policies.reader import reader_for
-from policies.web.admin_base import ANY, DimensionListFilter, ProfileListFilter, holds
 from transparency import proofs, status
 
 

@@ -12,11 +12,11 @@ from typing import Any
 from django import forms
 from django.http import HttpRequest
 
+from common.kernel.refusals import Refusal
 from grounding import services
 from grounding.choices import ReviewerKind, Verdict
 from grounding.models import GroundingLink
 from policies.choices import Role
-from policies.kernel.refusals import Refusal
 from policies.reader import reader_for
 
 

@@ -12,6 +12,13 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from common.web.admin_base import (
+    ANY,
+    DimensionListFilter,
+    DisclosedAdmin,
+    ReadOnlyAdminMixin,
+    holds,
+)
 from grounding.admin.scoping import WITHHELD, LinkScopedAdmin
 from grounding.models import (
     AnchorObservation,
@@ -26,13 +33,6 @@ from grounding.models import (
 )
 from policies.choices import DisclosableField as F
 from policies.reader import reader_for
-from policies.web.admin_base import (
-    ANY,
-    DimensionListFilter,
-    DisclosedAdmin,
-    ReadOnlyAdminMixin,
-    holds,
-)
 
 __all__ = ["WITHHELD", "holds"]
 

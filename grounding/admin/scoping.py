@@ -1,7 +1,7 @@
 """What the grounding admins share: rights from Dimension roles, rows limited to the
 links the reader may read, and the rows on which a link's value is disclosed to the
 reader (`disclosed_links_q`), which every search field, list filter and date
-drill-down of a link-bound admin is restricted by (`policies.web.admin_base`).
+drill-down of a link-bound admin is restricted by (`common.web.admin_base`).
 
 A value of a disclosable group selects a link only where the reader's disclosure
 decisions show that group for that link (`Reader.covered_q`, the API's rule), a
@@ -20,14 +20,14 @@ from typing import Any, ClassVar
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
+from common.kernel.identifiers import parse_uuid
+from common.web.admin_base import WITHHELD, DisclosedAdmin, holds, shown
 from evidence.choices import AccessLabel
 from grounding.choices import RecordState
 from grounding.models import GroundingLink
 from policies.choices import DisclosableField as F
 from policies.disclosure import RESTRICTED_SOURCE_FIELDS
-from policies.kernel.identifiers import parse_uuid
 from policies.reader import Reader, reader_for
-from policies.web.admin_base import WITHHELD, DisclosedAdmin, holds, shown
 
 # Reveals a value a disposed link no longer shows (not part of its tombstone).
 LIVE = "live"

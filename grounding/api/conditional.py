@@ -36,9 +36,9 @@ from typing import Any
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from common.kernel.refusals import Offender, Refusal
 from grounding.selectors import dimension_name_of
 from policies.actions import audit_refusal
-from policies.kernel.refusals import Offender, Refusal
 
 # Revisions are PositiveIntegerFields; nine digits keep any value inside them.
 _REVISION = re.compile(r"[1-9][0-9]{0,8}")
@@ -178,7 +178,7 @@ def not_modified(revision: int) -> Response:
 
 
 class ConditionalMixin:
-    """For views of a link or an evidence set, on top of `policies.web.views.ApiView`:
+    """For views of a link or an evidence set, on top of `common.web.views.ApiView`:
     responses carry the aggregate's ETag, mutations name the revision they expect."""
 
     request: Request

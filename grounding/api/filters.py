@@ -13,11 +13,11 @@ from django.db.models.fields.tuple_lookups import TupleGreaterThan, TupleLessTha
 from django_filters.constants import EMPTY_VALUES
 from rest_framework.exceptions import NotFound
 
+from common.web.filters import TypedFilterSet
+from common.web.pagination import CursorPagination, reversed_ordering
 from grounding.choices import DisplayState, RecheckState, RecordState, SupportKind
 from grounding.models import GroundingLink
 from grounding.selectors import member_dimension_ids
-from policies.web.filters import TypedFilterSet
-from policies.web.pagination import CursorPagination, reversed_ordering
 
 # `ordering`: a closed allow-list, each with grounding_id (unique, UUIDv7) as the
 # tie-breaker, so a cursor names one exact position whatever the ties.

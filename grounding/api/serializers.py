@@ -14,6 +14,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
+from common.web.openapi_strict import documented_by
 from grounding.api.serializers_link import AssessmentReadSerializer, LinkDocumentField
 
 # Re-exported: the projection view names it with the other answers.
@@ -21,7 +22,6 @@ from grounding.api.serializers_projection import ProjectionResultSerializer  # n
 from grounding.choices import MembershipRole, ProjectionFormat, RecordState, ResolutionState
 from grounding.models import EvidenceSet, EvidenceSetMembership, GroundingLink
 from grounding.values.fields import structured
-from policies.web.openapi_strict import documented_by
 
 
 class ProjectionQuerySerializer(serializers.Serializer):

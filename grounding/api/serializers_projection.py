@@ -13,11 +13,11 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from common.web.openapi_strict import const, one_of
 from grounding.api.serializers_link import ProjectedFieldsSerializer
 from grounding.choices import DisplayState, ProjectionFormat, RecordState
 from grounding.values.fields import structured
 from policies.choices import DisclosableField
-from policies.web.openapi_strict import const, one_of
 
 
 class _ProjectionHead(serializers.Serializer):

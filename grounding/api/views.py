@@ -19,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
+from common.web.views import ApiView
 from grounding.api import conditional, examples
 from grounding.api.filters import FILTER_GROUPS, LinkCursorPagination, LinkFilter
 from grounding.api.serializers import ApiRootSerializer, BulkResultSerializer
@@ -28,7 +29,6 @@ from grounding.selectors import as_registered, get_link, links_for_list
 from grounding.services.register import REGISTER, REGISTER_BULK
 from grounding.services.revise import REVISE
 from policies.operations import Operation
-from policies.web.views import ApiView
 
 # A link's reads: any role in its Dimension (else not_found), and a decision
 # covering the reader.

@@ -14,17 +14,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
+from common.kernel.refusals import Offender, Refusal
+from common.web.pagination import CursorPagination
+from common.web.views import ApiView
 from grounding.api import examples
 from grounding.api.serializers_changes import ChangeNotificationSerializer
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
 from grounding.services.changes import NOTIFY_CHANGE, NOTIFYING_ROLES, Outcome
 from grounding.values.timestamps import parse_rfc3339
-from policies.kernel.refusals import Offender, Refusal
 from policies.operations import Operation, Param
 from policies.services import dimensions_with_roles, roles_of
-from policies.web.pagination import CursorPagination
-from policies.web.views import ApiView
 
 _ROLES = {str(r) for r in NOTIFYING_ROLES}
 

@@ -1,7 +1,7 @@
 """POST /api/v1/groundings/from-citations/: a thin view over the service.
 
-Refusals propagate as policies.kernel.refusals.Refusal; the project's exception handler
-(policies.web.errors) renders them as problem+json.
+Refusals propagate as common.kernel.refusals.Refusal; the project's exception handler
+(common.web.errors) renders them as problem+json.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from common.web.views import ApiView
 from grounding.services.citations.service import REGISTER_FROM_CITATIONS
-from policies.web.views import ApiView
 
 
 class FromCitationsView(ApiView):

@@ -6,6 +6,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from common.kernel.refusals import Refusal
 from grounding.api import conditional
 from grounding.api.serializers import (
     History,
@@ -18,7 +19,6 @@ from grounding.api.views import READ_REFUSALS, LinkView
 from grounding.choices import RecordState
 from grounding.selectors import get_link, revision_rows
 from grounding.services.projection import PROJECT
-from policies.kernel.refusals import Refusal
 from policies.operations import Operation
 from transparency import proofs
 

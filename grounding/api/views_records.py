@@ -11,6 +11,8 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from common.kernel.refusals import Offender, Refusal
+from common.web.operation_schema import output_serializer
 from grounding.api import examples
 from grounding.api.serializers import Recorded
 from grounding.api.views import LinkView
@@ -21,8 +23,6 @@ from grounding.services.anchoring import RECORD_ANCHOR_OBSERVATION
 from grounding.services.assessments import BIND_ASSESSMENT
 from grounding.services.disposal import DISPOSE
 from grounding.services.withdrawal import WITHDRAW
-from policies.kernel.refusals import Offender, Refusal
-from policies.web.operation_schema import output_serializer
 
 
 class RecordView(LinkView):

@@ -17,6 +17,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
+from common.kernel.refusals import Offender, Refusal
+from common.web.views import ApiView
 from grounding.api.conditional import ConditionalMixin
 from grounding.api.serializers import EvidenceSetSerializer, SetState
 from grounding.models import EvidenceSet
@@ -28,9 +30,7 @@ from grounding.services.evidence_sets import (
     SET_DIMENSION,
     missing_members,
 )
-from policies.kernel.refusals import Offender, Refusal
 from policies.operations import Operation
-from policies.web.views import ApiView
 
 READ_EVIDENCE_SET = Operation(
     "read_evidence_set",

@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from common.kernel.refusals import Offender, pointer_join
 from evidence.offsets import nfc, utf8_to_codepoint, utf16_to_codepoint
-from policies.kernel.refusals import Offender, pointer_join
 
 OffsetUnit = Literal["codepoint", "utf16", "utf8"]
 

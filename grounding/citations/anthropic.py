@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.kernel.refusals import Offender, pointer_join
 from evidence.offsets import nfc
 from grounding.citations import (
     BLOCK_FRAGMENT,
@@ -46,7 +47,6 @@ from grounding.citations import (
     require_order,
     require_str,
 )
-from policies.kernel.refusals import Offender, pointer_join
 
 FORMAT = "anthropic-messages"
 # The unit of start_char_index / end_char_index (see the module docstring).

@@ -36,6 +36,7 @@ import json
 from typing import Any
 from urllib.parse import quote
 
+from common.kernel.refusals import Offender, pointer_join
 from evidence.offsets import nfc
 from grounding.citations import (
     Citation,
@@ -46,7 +47,6 @@ from grounding.citations import (
     require_list,
     require_str,
 )
-from policies.kernel.refusals import Offender, pointer_join
 
 FORMAT = "crw-extract"
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.kernel.refusals import Offender, pointer_join
 from evidence.offsets import nfc
 from grounding.citations import (
     Citation,
@@ -29,7 +30,6 @@ from grounding.citations import (
     require_order,
     require_str,
 )
-from policies.kernel.refusals import Offender, pointer_join
 
 FORMAT = "crw-search"
 # The unit of Highlight.charStart / charEnd (see the module docstring).

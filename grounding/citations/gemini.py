@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.kernel.refusals import Offender, pointer_join
 from evidence.offsets import nfc
 from grounding.citations import (
     Citation,
@@ -46,7 +47,6 @@ from grounding.citations import (
     locator_selector,
     to_codepoint,
 )
-from policies.kernel.refusals import Offender, pointer_join
 
 FORMAT = "gemini-generate-content"
 # The unit of segment.startIndex / endIndex (see the module docstring).

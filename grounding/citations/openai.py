@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.kernel.refusals import Offender, pointer_join
 from evidence.offsets import nfc
 from grounding.citations import (
     Citation,
@@ -45,7 +46,6 @@ from grounding.citations import (
     require_str,
     to_codepoint,
 )
-from policies.kernel.refusals import Offender, pointer_join
 
 FORMAT = "openai-responses"
 # The unit of start_index / end_index / index (see the module docstring).

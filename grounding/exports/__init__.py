@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.kernel.refusals import Refusal
 from grounding.choices import ProjectionFormat
 from grounding.models import GroundingLink
-from policies.kernel.refusals import Refusal
 
 
 def export(format: str, projection: dict[str, Any], *, link: GroundingLink) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from urllib.parse import quote
 
 from django.utils.crypto import salted_hmac
 
-from policies.kernel.canonical import text_sha256
-from policies.kernel.refusals import Refusal
+from common.kernel.canonical import text_sha256
+from common.kernel.refusals import Refusal
 
 # RFC 3986 absolute IRI: a scheme, a colon and no whitespace. Refs supplied by
 # clients are only used as IRIs when they already are; otherwise a URN is minted

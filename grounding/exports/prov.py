@@ -21,6 +21,7 @@ from typing import Any
 from rdflib import RDF, XSD, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import PROV
 
+from common.kernel.canonical import canonical_json
 from grounding.choices import ReviewerKind, SupportKind, UseBasis
 from grounding.exports.canonical import (
     agent_iri,
@@ -33,7 +34,6 @@ from grounding.exports.canonical import (
     require_endpoints,
 )
 from grounding.models import AnchorObservation, Assessment, Disposal, GroundingLink, Withdrawal
-from policies.kernel.canonical import canonical_json
 
 G = Namespace("urn:grounding:vocab#")
 MEDIA_TYPE = "text/turtle"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from common.kernel.canonical import canonical_sha256
 from grounding.choices import DisplayState
 from grounding.exports.canonical import (
     envelope,
@@ -25,7 +26,6 @@ from grounding.exports.canonical import (
     role_map,
 )
 from grounding.models import GroundingLink
-from policies.kernel.canonical import canonical_sha256
 
 MEDIA_TYPE = 'application/ld+json; profile="http://www.w3.org/ns/anno.jsonld"'
 ANNO_CONTEXT = "http://www.w3.org/ns/anno.jsonld"

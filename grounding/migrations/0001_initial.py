@@ -5,7 +5,7 @@ import simple_history.models
 from django.conf import settings
 from django.db import migrations, models
 
-import policies.kernel.identifiers
+import common.kernel.identifiers
 
 
 class Migration(migrations.Migration):
@@ -37,7 +37,7 @@ class Migration(migrations.Migration):
                 (
                     "observation_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -80,7 +80,7 @@ class Migration(migrations.Migration):
                 (
                     "evidence_set_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -136,7 +136,7 @@ class Migration(migrations.Migration):
                 (
                     "grounding_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -328,7 +328,7 @@ class Migration(migrations.Migration):
                 (
                     "disposal_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -377,7 +377,7 @@ class Migration(migrations.Migration):
                 (
                     "evidence_set_id",
                     models.UUIDField(
-                        db_index=True, default=policies.kernel.identifiers.uuid7, editable=False
+                        db_index=True, default=common.kernel.identifiers.uuid7, editable=False
                     ),
                 ),
                 ("evidence_set_ref", models.CharField(db_index=True, max_length=512)),
@@ -457,7 +457,7 @@ class Migration(migrations.Migration):
                 (
                     "membership_id",
                     models.UUIDField(
-                        db_index=True, default=policies.kernel.identifiers.uuid7, editable=False
+                        db_index=True, default=common.kernel.identifiers.uuid7, editable=False
                     ),
                 ),
                 (
@@ -529,7 +529,7 @@ class Migration(migrations.Migration):
                 (
                     "binding_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -588,7 +588,7 @@ class Migration(migrations.Migration):
                 (
                     "binding_id",
                     models.UUIDField(
-                        db_index=True, default=policies.kernel.identifiers.uuid7, editable=False
+                        db_index=True, default=common.kernel.identifiers.uuid7, editable=False
                     ),
                 ),
                 ("bound_in_revision", models.PositiveIntegerField()),
@@ -690,7 +690,7 @@ class Migration(migrations.Migration):
                 (
                     "projection_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -748,7 +748,7 @@ class Migration(migrations.Migration):
                 (
                     "binding_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -804,7 +804,7 @@ class Migration(migrations.Migration):
                 (
                     "binding_id",
                     models.UUIDField(
-                        db_index=True, default=policies.kernel.identifiers.uuid7, editable=False
+                        db_index=True, default=common.kernel.identifiers.uuid7, editable=False
                     ),
                 ),
                 ("bound_in_revision", models.PositiveIntegerField()),
@@ -883,7 +883,7 @@ class Migration(migrations.Migration):
                 (
                     "grounding_id",
                     models.UUIDField(
-                        db_index=True, default=policies.kernel.identifiers.uuid7, editable=False
+                        db_index=True, default=common.kernel.identifiers.uuid7, editable=False
                     ),
                 ),
                 (
@@ -1134,7 +1134,7 @@ class Migration(migrations.Migration):
                 (
                     "assessment_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -1234,7 +1234,7 @@ class Migration(migrations.Migration):
                 (
                     "withdrawal_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -1272,7 +1272,7 @@ class Migration(migrations.Migration):
                 (
                     "membership_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,

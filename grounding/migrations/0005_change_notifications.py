@@ -5,7 +5,7 @@ import simple_history.models
 from django.conf import settings
 from django.db import migrations, models
 
-import policies.kernel.identifiers
+import common.kernel.identifiers
 
 
 class Migration(migrations.Migration):
@@ -22,7 +22,7 @@ class Migration(migrations.Migration):
                 (
                     "notification_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -79,7 +79,7 @@ class Migration(migrations.Migration):
                 (
                     "id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,
@@ -119,7 +119,7 @@ class Migration(migrations.Migration):
                 (
                     "notification_id",
                     models.UUIDField(
-                        db_index=True, default=policies.kernel.identifiers.uuid7, editable=False
+                        db_index=True, default=common.kernel.identifiers.uuid7, editable=False
                     ),
                 ),
                 ("change_ref", models.CharField(max_length=512)),

@@ -6,10 +6,10 @@ from __future__ import annotations
 from django.db import models
 from simple_history.models import HistoricalRecords
 
+from common.kernel import compat
+from common.kernel.history import HistoryBypassError, TrackedManager
+from common.kernel.identifiers import uuid7
 from grounding.choices import RebindRequirement
-from policies.kernel import compat
-from policies.kernel.history import HistoryBypassError, TrackedManager
-from policies.kernel.identifiers import uuid7
 
 
 class ImmutableBinding(models.Model):

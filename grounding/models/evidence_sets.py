@@ -7,9 +7,9 @@ from django.conf import settings
 from django.db import models
 from simple_history.models import HistoricalRecords
 
+from common.kernel.history import TrackedManager
+from common.kernel.identifiers import uuid7
 from grounding.choices import MembershipRole
-from policies.kernel.history import TrackedManager
-from policies.kernel.identifiers import uuid7
 
 
 class EvidenceSet(models.Model):

@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import models
 from simple_history.models import HistoricalRecords
 
+from common.kernel.history import TrackedManager
+from common.kernel.identifiers import uuid7
 from grounding.choices import (
     DisplayState,
     RecheckState,
@@ -15,8 +17,6 @@ from grounding.choices import (
     SupportKind,
     UseBasis,
 )
-from policies.kernel.history import TrackedManager
-from policies.kernel.identifiers import uuid7
 
 
 class GroundingLink(models.Model):

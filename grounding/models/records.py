@@ -7,9 +7,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from common.kernel.history import AppendOnlyModel
+from common.kernel.identifiers import uuid7
 from grounding.choices import ProjectionFormat, ResolutionState, ReviewerKind, Verdict
-from policies.kernel.history import AppendOnlyModel
-from policies.kernel.identifiers import uuid7
 
 
 def _actor_fk() -> models.ForeignKey:

@@ -11,13 +11,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 
+from common.kernel.identifiers import parse_uuid
+from common.kernel.refusals import Refusal
 from grounding.choices import RecordState
 from grounding.pages.quote import quote_marks
 from grounding.selectors import get_link, revision_rows
 from policies.actions import audit_refusal
 from policies.choices import DisclosableField as F
-from policies.kernel.identifiers import parse_uuid
-from policies.kernel.refusals import Refusal
 from policies.reader import reader_for
 
 # What the timeline says in place of an actor the reader is not shown.

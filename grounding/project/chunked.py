@@ -58,7 +58,7 @@ class ChunkedBodyMiddleware:
 
 
 def _length_required(start_response: Callable) -> Iterable[bytes]:
-    from policies.web.errors import PROBLEM_CONTENT_TYPE, problem
+    from common.web.errors import PROBLEM_CONTENT_TYPE, problem
 
     detail = "Send the request body with a Content-Length header."
     body = json.dumps(problem("length_required", 411, detail)).encode()

@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, transaction
 
-from policies.kernel import compat
+from common.kernel import compat
 
 PRIMARY = DEFAULT_DB_ALIAS
 REPLICA = "replica"

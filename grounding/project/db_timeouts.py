@@ -5,7 +5,7 @@ forever (gunicorn's gthread timeout watches the worker's main loop, never a requ
 thread). `connect_timeout` is enforced by the client (psycopg); the `-c` options are
 session settings the server enforces on every statement, lock wait and idle
 transaction. A request that hits one gets `503 database_unavailable`
-(policies/web/errors.py). A timeout of 0 leaves that limit off.
+(common/web/errors.py). A timeout of 0 leaves that limit off.
 """
 
 from __future__ import annotations

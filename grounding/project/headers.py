@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from policies.web.errors import API_PREFIX
+from common.web.errors import API_PREFIX
 
 
 class ApiNoStoreMiddleware:

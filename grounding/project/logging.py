@@ -10,7 +10,7 @@ import json
 import logging
 from datetime import UTC, datetime
 
-from policies.kernel.request_context import current_request_id
+from common.kernel.request_context import current_request_id
 
 # Attributes every LogRecord has; anything else on a record came from `extra=`.
 _STANDARD_ATTRS = frozenset(

@@ -118,8 +118,8 @@ MIDDLEWARE = [
     "feed.api.metrics.RequestTimingMiddleware",
     "csp.middleware.CSPMiddleware",
     "grounding.project.headers.ApiNoStoreMiddleware",
-    "policies.kernel.request_context.RequestIdMiddleware",
-    "policies.web.middleware.ApiNotFoundMiddleware",
+    "common.kernel.request_context.RequestIdMiddleware",
+    "common.web.middleware.ApiNotFoundMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -192,7 +192,7 @@ if env_str("DATABASE_REPLICA_URL", default=""):
     }
     DATABASE_ROUTERS = ["grounding.project.db_router.ReplicaRouter"]
     MIDDLEWARE.insert(
-        MIDDLEWARE.index("policies.kernel.request_context.RequestIdMiddleware") + 1,
+        MIDDLEWARE.index("common.kernel.request_context.RequestIdMiddleware") + 1,
         "grounding.project.db_router.PrimaryForWritesMiddleware",
     )
 
@@ -338,7 +338,7 @@ GROUNDING_LOG_SEQUENCER = env_str(
 if GROUNDING_LOG_SEQUENCER not in ("inline", "service"):
     raise ImproperlyConfigured("GROUNDING_LOG_SEQUENCER must be inline or service.")
 
-# Throttle counters (policies.web.throttling) are one store for every worker and server:
+# Throttle counters (common.web.throttling) are one store for every worker and server:
 # Redis when REDIS_URL is set (INCR + EXPIRE), else the ThrottleCounter table on the
 # primary. The default cache is the same Redis, else a database table that migrations
 # create (policies/migrations/0003_cache_table.py).
@@ -365,28 +365,28 @@ CACHES = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # DRF's TokenAuthentication, failures throttled per address (scope auth_failure).
-        "policies.web.throttling.ThrottledTokenAuthentication",
+        "common.web.throttling.ThrottledTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "policies.web.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "common.web.openapi.AutoSchema",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # All bodies are JSON (docs/api.md); the parser enforces DATA_UPLOAD_MAX_MEMORY_SIZE (413).
-    "DEFAULT_PARSER_CLASSES": ["policies.web.parsers.LimitedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["common.web.parsers.LimitedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "EXCEPTION_HANDLER": "policies.web.errors.problem_exception_handler",
+    "EXCEPTION_HANDLER": "common.web.errors.problem_exception_handler",
     # `format` is a query parameter of the projection (docs/api.md), not a renderer switch.
     "URL_FORMAT_OVERRIDE": None,
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_THROTTLE_CLASSES": ["policies.web.throttling.ScopedUserRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["common.web.throttling.ScopedUserRateThrottle"],
     # The client address for throttling: REMOTE_ADDR, or the X-Forwarded-For entry of the
     # outermost of this many trusted proxies in front (0: the header is ignored).
     "NUM_PROXIES": env_int("GROUNDING_TRUSTED_PROXIES", default=0),
     # Per user and scope, and failed token authentications per client address;
     # GROUNDING_THROTTLE_RATES="write=100/min,bulk=10/5m" overrides. Counted exactly, in
-    # fixed windows of the rate's period (policies.web.throttling).
+    # fixed windows of the rate's period (common.web.throttling).
     "DEFAULT_THROTTLE_RATES": {
         "read": "1200/min",
         "write": "300/min",
@@ -400,11 +400,11 @@ REST_FRAMEWORK = {
     },
 }
 
-# Idempotency keys (API.md "Retries and idempotency"; policies.web.idempotency): the
+# Idempotency keys (API.md "Retries and idempotency"; common.web.idempotency): the
 # first answer to a write sent with an Idempotency-Key is kept this long for retries.
 GROUNDING_IDEMPOTENCY_TTL_HOURS = env_int("GROUNDING_IDEMPOTENCY_TTL_HOURS", default=24)
 # An API answer (status, problem code) its operation does not declare
-# (policies.web.operations.check_answer): logged as a warning, or, when true, raised
+# (common.web.operations.check_answer): logged as a warning, or, when true, raised
 # (the test suite, so every answer a test provokes is proved declared).
 GROUNDING_STRICT_ANSWERS = env_bool("GROUNDING_STRICT_ANSWERS", default=False)
 
@@ -463,20 +463,20 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
-    # policies.web.openapi_strict: the description says exactly what the server does.
+    # common.web.openapi_strict: the description says exactly what the server does.
     # grounding.api.urls.MemberId: one path segment, described as the uuid it must be.
     "PATH_CONVERTER_OVERRIDES": {"member_id": {"type": "string", "format": "uuid"}},
     "POSTPROCESSING_HOOKS": [
-        "policies.web.openapi_strict.nullable_as_31",
-        "policies.web.openapi_strict.type_enums",
+        "common.web.openapi_strict.nullable_as_31",
+        "common.web.openapi_strict.type_enums",
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "policies.web.openapi.close_request_bodies",
-        "policies.web.openapi_strict.enum_varnames",
-        "policies.web.openapi_strict.if_match_alternative",
-        "policies.web.openapi_strict.tagged_unions",
-        "policies.web.openapi_strict.storable_query",
-        "policies.web.openapi_strict.response_links",
-        "policies.web.openapi_strict.no_untyped_schemas",
+        "common.web.openapi.close_request_bodies",
+        "common.web.openapi_strict.enum_varnames",
+        "common.web.openapi_strict.if_match_alternative",
+        "common.web.openapi_strict.tagged_unions",
+        "common.web.openapi_strict.storable_query",
+        "common.web.openapi_strict.response_links",
+        "common.web.openapi_strict.no_untyped_schemas",
     ],
     "ENUM_NAME_OVERRIDES": {
         "RecordStateEnum": "grounding.choices.RecordState",

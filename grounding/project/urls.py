@@ -37,7 +37,7 @@ urlpatterns = [
     path("", include("grounding.pages.urls")),
 ]
 
-handler400 = "policies.web.errors.bad_request"
-handler403 = "policies.web.errors.permission_denied"
-handler404 = "policies.web.errors.not_found"
-handler500 = "policies.web.errors.server_error"
+handler400 = "common.web.errors.bad_request"
+handler403 = "common.web.errors.permission_denied"
+handler404 = "common.web.errors.not_found"
+handler500 = "common.web.errors.server_error"

@@ -12,15 +12,15 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from common.kernel import compat
+from common.kernel.refusals import Refusal
+from common.kernel.text import plausible_ref
 from grounding.choices import RecordState
 from grounding.display import AssessmentFacts, derive_display
 from grounding.models import Assessment, GroundingLink
 from grounding.selectors import NO_SUCH_LINK, dimension_name_of, member_dimension_ids
 from policies.actions import refuse_invalid
 from policies.choices import Role
-from policies.kernel import compat
-from policies.kernel.refusals import Refusal
-from policies.kernel.text import plausible_ref
 from policies.models import Dimension
 from policies.services import require_active, require_published, require_role
 

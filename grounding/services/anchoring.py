@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from common.kernel.refusals import Offender, Refusal
 from evidence import anchoring as resolver
 from evidence.offsets import nfc
 from grounding import bodies
@@ -23,7 +24,6 @@ from grounding.values import structured
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role
-from policies.kernel.refusals import Offender, Refusal
 from policies.operations import Operation
 
 # Zero matches leave the state unknown unless the resolver says why.

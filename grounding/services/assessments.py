@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.kernel.refusals import Offender, Refusal
 from grounding import bodies
 from grounding.choices import DisplayState, RecheckState
 from grounding.models import Assessment
@@ -21,7 +22,6 @@ from grounding.values.timestamps import parse_rfc3339
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role
-from policies.kernel.refusals import Offender, Refusal
 from policies.operations import Operation
 
 

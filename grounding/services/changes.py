@@ -33,6 +33,8 @@ from typing import Any
 from django.db import IntegrityError
 from django.utils import timezone
 
+from common.kernel.refusals import Offender, Refusal
+from common.kernel.text import storable
 from grounding import bodies
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
@@ -43,8 +45,6 @@ from grounding.values.timestamps import parse_rfc3339
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role
-from policies.kernel.refusals import Offender, Refusal
-from policies.kernel.text import storable
 from policies.memberships import memberships
 from policies.models import Dimension
 from policies.operations import Operation

@@ -20,6 +20,7 @@ from typing import Any
 
 from django.db.models import Q
 
+from common.kernel.refusals import Refusal
 from evidence import retention
 from evidence.models import Passage
 from grounding import bodies
@@ -37,7 +38,6 @@ from grounding.services._common import (
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role
-from policies.kernel.refusals import Refusal
 from policies.models import IdempotencyKey
 from policies.operations import Operation
 from transparency import keys, sequencer

@@ -8,6 +8,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from common.kernel.identifiers import parse_uuid
+from common.kernel.refusals import Offender, Refusal
+from common.kernel.text import control_offenders
 from grounding import bodies
 from grounding.choices import MembershipRole, RecordState
 from grounding.models import EvidenceSet, EvidenceSetMembership, GroundingLink
@@ -24,9 +27,6 @@ from grounding.services.inputs import validate_group, value_size_offenders
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role
-from policies.kernel.identifiers import parse_uuid
-from policies.kernel.refusals import Offender, Refusal
-from policies.kernel.text import control_offenders
 from policies.models import Dimension
 from policies.operations import Operation, Param
 from policies.services import named_dimension, require_active, require_role

@@ -16,6 +16,13 @@ from dataclasses import dataclass
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
+from common.kernel import compat
+from common.kernel.bulk import (
+    insert_rows,
+    update_with_history,
+)
+from common.kernel.copies import copy_with_history
+from common.kernel.rows import new_instance, stored_instance
 from evidence.choices import AccessLabel
 from grounding.choices import ChangeKind, RebindRequirement, RecheckState, RecordState
 from grounding.display import derive_display
@@ -27,13 +34,6 @@ from grounding.models import (
     StatementBinding,
 )
 from policies import audit
-from policies.kernel import compat
-from policies.kernel.bulk import (
-    insert_rows,
-    update_with_history,
-)
-from policies.kernel.copies import copy_with_history
-from policies.kernel.rows import new_instance, stored_instance
 
 # The audit action of the links a change notification revises: NOTIFY_CHANGE's
 # (grounding.services.changes declares the operation with it; that module imports

@@ -17,14 +17,14 @@ from typing import Any
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from common.kernel import compat
+from common.kernel.fields import RuledCharField
+from common.kernel.refusals import Offender, pointer_join
 from grounding import bodies
 from grounding.choices import UseBasis
 from grounding.values import structured
 from grounding.values.fields import StructuredField
 from grounding.values.timestamps import parse_rfc3339
-from policies.kernel import compat
-from policies.kernel.fields import RuledCharField
-from policies.kernel.refusals import Offender, pointer_join
 from policies.models import Profile
 
 # One member's check, run on a value that is present and not null.

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import uuid
 
+from common.kernel.refusals import Offender, pointer_join
 from evidence.models import Passage
 from grounding.services import inputs
-from policies.kernel.refusals import Offender, pointer_join
 from policies.memberships import memberships
 from policies.models import Dimension, Profile
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.kernel.canonical import canonical_sha256
+from common.kernel.refusals import Offender, Refusal
 from grounding.choices import ProjectionFormat, RecordState
 from grounding.models import Projection
 from grounding.reader import loss_report_for, tombstone
@@ -17,8 +19,6 @@ from grounding.services._common import refusal_context, require_revision
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role
-from policies.kernel.canonical import canonical_sha256
-from policies.kernel.refusals import Offender, Refusal
 from policies.operations import Operation, Param
 from policies.reader import reader_for
 from policies.services import require_active, require_published, require_role

@@ -9,6 +9,10 @@ from django.db import IntegrityError
 from django.db.models import Q
 from django.utils import timezone
 
+from common.kernel.identifiers import uuid7
+from common.kernel.refusals import Offender, Refusal, pointer_join
+from common.kernel.rows import new_instance
+from common.kernel.together import Insert
 from evidence.choices import AccessLabel
 from grounding import bodies
 from grounding.bodies import BULK_MAX_ITEMS
@@ -28,10 +32,6 @@ from grounding.values.timestamps import parse_rfc3339
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role
-from policies.kernel.identifiers import uuid7
-from policies.kernel.refusals import Offender, Refusal, pointer_join
-from policies.kernel.rows import new_instance
-from policies.kernel.together import Insert
 from policies.operations import Operation
 from policies.services import (
     require_active,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.kernel.refusals import Offender, Refusal
 from grounding import bodies
 from grounding.choices import RecheckState, ResolutionState
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
@@ -28,7 +29,6 @@ from grounding.values.timestamps import parse_rfc3339
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role
-from policies.kernel.refusals import Offender, Refusal
 from policies.operations import Operation
 
 # A curator may admit a candidate (or take admission back) and ask for a recheck;

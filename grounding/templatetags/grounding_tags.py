@@ -14,8 +14,8 @@ from django import template
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
+from common.kernel.canonical import text_sha256
 from evidence.offsets import nfc
-from policies.kernel.canonical import text_sha256
 
 register = template.Library()
 

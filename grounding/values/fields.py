@@ -2,7 +2,7 @@
 
 Each structured value (selector, claim scope, anchor result, …) is one named OpenAPI
 component, derived from the Draft 2020-12 schema in grounding/schemas, so a client
-generator gets a type instead of a bare object (`policies.kernel.openapi_schemas` says
+generator gets a type instead of a bare object (`common.kernel.openapi_schemas` says
 how it is placed in the OpenAPI 3.1 document). The field names its value's `kind`: the
 services validate a structured member with that same schema
 (`grounding.values.structured.validate`), compiled from the body declarations in
@@ -17,8 +17,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from common.kernel.openapi_schemas import converted_file
 from grounding.values.structured import SCHEMA_DIR
-from policies.kernel.openapi_schemas import converted_file
 
 
 def _component_name(kind: str) -> str:

@@ -23,11 +23,11 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from common.kernel.canonical import json_text
+from common.kernel.refusals import Offender, pointer_join
+from common.kernel.schemas import Failure, FormatCheck, Schema, best_match
 from grounding.values.structured_rules import SEMANTIC_CHECKS
 from grounding.values.timestamps import parse_rfc3339
-from policies.kernel.canonical import json_text
-from policies.kernel.refusals import Offender, pointer_join
-from policies.kernel.schemas import Failure, FormatCheck, Schema, best_match
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 

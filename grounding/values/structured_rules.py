@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from common.kernel.refusals import Offender, pointer_join
 from grounding.values.timestamps import PARTIAL_DATE, parse_rfc3339
-from policies.kernel.refusals import Offender, pointer_join
 
 
 def _is_count(x: object) -> bool:

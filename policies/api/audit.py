@@ -10,13 +10,13 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from common.web.filters import TypedFilterSet
+from common.web.pagination import CursorPagination
+from common.web.views import ApiView
 from policies.audit import STEWARD_ROLES, events_visible_to
 from policies.choices import AuditOutcome
 from policies.models import AuditEvent
 from policies.operations import Operation, Param
-from policies.web.filters import TypedFilterSet
-from policies.web.pagination import CursorPagination
-from policies.web.views import ApiView
 
 # PositiveIntegerField's range on every database (SQLite's is wider): the schema
 # states one bound, the same on SQLite and PostgreSQL.

@@ -9,10 +9,10 @@ from django.conf import settings
 from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 
+from common.kernel.fields import RuledCharField
+from common.kernel.schemas import SchemaInvalid, check_schema
+from common.kernel.text import PATH_SEGMENT_REF
 from policies.choices import DisclosableField
-from policies.kernel.fields import RuledCharField
-from policies.kernel.schemas import SchemaInvalid, check_schema
-from policies.kernel.text import PATH_SEGMENT_REF
 from policies.models import Dimension, DisclosureDecision, Profile
 
 

@@ -7,6 +7,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from common.web.views import ApiView
 from policies import governance_api, services
 from policies.api.serializers import (
     DECISION_EXAMPLE,
@@ -24,7 +25,6 @@ from policies.governance_api import (
     REVOKE_DISCLOSURE_DECISION,
 )
 from policies.operations import Operation
-from policies.web.views import ApiView
 
 READ_DECISIONS = Operation(
     "read_disclosure_decision",

@@ -6,7 +6,7 @@ import simple_history.models
 from django.conf import settings
 from django.db import migrations, models
 
-import policies.kernel.identifiers
+import common.kernel.identifiers
 
 
 class Migration(migrations.Migration):
@@ -481,7 +481,7 @@ class Migration(migrations.Migration):
                 (
                     "event_id",
                     models.UUIDField(
-                        default=policies.kernel.identifiers.uuid7,
+                        default=common.kernel.identifiers.uuid7,
                         editable=False,
                         primary_key=True,
                         serialize=False,

@@ -1,4 +1,4 @@
-"""Throttle counters (policies.web.throttling): one row per caller, scope and window.
+"""Throttle counters (common.web.throttling): one row per caller, scope and window.
 
 On PostgreSQL the table is UNLOGGED: a counted request writes no WAL and waits for no
 flush at commit. A crash empties it, which forgets at most the current windows' counts;

@@ -1,4 +1,4 @@
-"""Idempotency keys (policies.web.idempotency): the first answer to a write sent with
+"""Idempotency keys (common.web.idempotency): the first answer to a write sent with
 an Idempotency-Key, per caller and key, kept GROUNDING_IDEMPOTENCY_TTL_HOURS."""
 
 import django.db.models.deletion

@@ -4,7 +4,7 @@
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from policies.web.views import ApiView
+from common.web.views import ApiView
 from tests.api.helpers import client_for
 
 

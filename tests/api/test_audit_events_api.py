@@ -2,8 +2,8 @@
 
 import pytest
 
+from common.kernel.refusals import Refusal
 from grounding import services
-from policies.kernel.refusals import Refusal
 from tests import factories
 from tests.api.helpers import client_for, problem
 

@@ -6,7 +6,7 @@ refusal is problem+json, and it leaves exactly one refused audit event under the
 operation's declared action (401 and 429 leave none).
 
 The routes and their path parameters come from the URLconf and the operations'
-declarations (policies.web.operations.api_routes); the query parameters from the
+declarations (common.web.operations.api_routes); the query parameters from the
 OpenAPI description derived from them (declared `query`, filters, pagination).
 GROUNDING_STRICT_ANSWERS (tests/conftest.py) makes any undeclared status or code
 fail the request. Derandomized and bounded, so CI is reproducible.
@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from common.web.operations import answers, api_routes, operation_of
 from policies.choices import Role
 from policies.models import AuditEvent
-from policies.web.operations import answers, api_routes, operation_of
 from tests import factories
 from tests.api.helpers import PROBLEM, client_for
 

@@ -217,7 +217,7 @@ def test_a_master_ref_twice_in_one_bulk_or_already_recorded_is_409(world):
 
 def test_an_integrity_error_the_checks_missed_becomes_the_matching_409(world, link):
     """A real unique violation from the database (as a concurrent writer would cause)."""
-    from policies.web.errors import database_refusal
+    from common.web.errors import database_refusal
 
     link.master_ref = "urn:m:taken"
     link.save()
@@ -425,7 +425,7 @@ def test_a_crash_on_an_operation_endpoint_is_answered_500_and_audited(world):
     from rest_framework.request import Request
     from rest_framework.test import APIRequestFactory, force_authenticate
 
-    from policies.web.errors import problem_exception_handler
+    from common.web.errors import problem_exception_handler
 
     raw = APIRequestFactory().post("/api/v1/groundings/bulk/", {"items": []}, format="json")
     force_authenticate(raw, user=world.curator)

@@ -7,7 +7,7 @@ import pytest
 from django.core.exceptions import RequestDataTooBig
 from django.test import Client, RequestFactory
 
-from policies.web import errors
+from common.web import errors
 from tests.api.helpers import client_for, if_match, problem, register_body, url
 from tests.api.urls import SECRET
 

@@ -9,9 +9,9 @@ from django.urls import clear_script_prefix, set_script_prefix
 from rest_framework.request import Request
 from rest_framework.reverse import reverse
 
+from common.kernel.identifiers import uuid7
 from grounding.api.views import location
 from grounding.models import GroundingLink
-from policies.kernel.identifiers import uuid7
 
 
 @pytest.mark.parametrize("prefix", ["/", "/registry/", "/a b/"])

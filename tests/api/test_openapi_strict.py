@@ -153,7 +153,7 @@ def test_an_assessment_result_declares_the_record_as_the_link_shows_it(schema):
 
 def _problem_extras_in_source() -> set[str]:
     """Every key a Refusal(..., extra={...}) of the code base adds to its problem, and
-    the members policies.web.errors sets on a problem body itself."""
+    the members common.web.errors sets on a problem body itself."""
     found: set[str] = set()
     for path in [*ROOT.glob("grounding/**/*.py"), *ROOT.glob("evidence/**/*.py"),
                  *ROOT.glob("policies/**/*.py")]:  # fmt: skip
@@ -163,7 +163,7 @@ def _problem_extras_in_source() -> set[str]:
                 for kw in node.keywords:
                     if kw.arg == "extra" and isinstance(kw.value, ast.Dict):
                         found |= {k.value for k in kw.value.keys if isinstance(k, ast.Constant)}
-    errors = (ROOT / "policies/web/errors.py").read_text(encoding="utf-8")
+    errors = (ROOT / "common/web/errors.py").read_text(encoding="utf-8")
     found |= set(re.findall(r'body\["([a-z_]+)"\] =', errors))
     return found
 

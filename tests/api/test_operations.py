@@ -12,11 +12,11 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework import serializers
 
+from common.web.operation_schema import input_serializer, output_serializer
+from common.web.operations import answers, api_routes
 from grounding import bodies
 from grounding.services import inputs
 from policies.models import AuditEvent
-from policies.web.operation_schema import input_serializer, output_serializer
-from policies.web.operations import answers, api_routes
 from tests.api.helpers import client_for, problem
 
 # The audit action of each write: the audit trail's contract (API.md "Audit"), which

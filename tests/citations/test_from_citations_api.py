@@ -11,12 +11,12 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
+from common.kernel.refusals import Refusal
 from evidence.offsets import codepoint_to_utf16
 from grounding.models import AnchorObservation, GroundingLink
 from grounding.services.citations.plan import plan as plan_citation
 from grounding.services.citations.service import PARSERS, _passage_texts, register_from_citations
 from policies.choices import Role
-from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 from tests import factories
 from tests.citations.helpers import PROBLEM, URL, external, load, nfc

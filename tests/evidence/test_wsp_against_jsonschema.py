@@ -1,6 +1,6 @@
 """WSP validation's schema check and its fast walk change no verdict and no offender.
 
-validate_response validates with jsonschema-rs (policies/kernel/schemas.py), which must
+validate_response validates with jsonschema-rs (common/kernel/schemas.py), which must
 accept what jsonschema accepts and lead to the offenders jsonschema's errors led to,
 and trusts the pointer-free walk when it finds nothing banned or unstorable (the full
 scans are skipped). These tests hold both to the reference on the fixtures and on
@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from common.kernel.schemas import Schema
 from evidence.wsp import validate_response
 from evidence.wsp import validation as wsp_validation
 from evidence.wsp.rules_envelope import (
@@ -28,7 +29,6 @@ from evidence.wsp.rules_envelope import (
     character_offenders,
     nothing_banned_or_unstorable,
 )
-from policies.kernel.schemas import Schema
 from tests import schema_mutations as mutations
 from tests import schema_reference as reference
 from tests.evidence.conftest import load

@@ -8,10 +8,10 @@ import unicodedata
 import pytest
 from django.db import DatabaseError, IntegrityError, connection
 
+from common.kernel.refusals import Refusal
 from evidence.anchoring import resolve
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.services.wsp_import import import_wsp_document
-from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent, Dimension
 from tests.evidence.conftest import counts, load
 

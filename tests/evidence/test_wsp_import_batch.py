@@ -19,9 +19,9 @@ from django.db import DatabaseError, IntegrityError, connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from common.kernel.refusals import Refusal
 from evidence.models import Content, Passage, RetrievalObservation, Source
 from evidence.services.wsp_import import ImportResult, import_wsp_document, import_wsp_documents
-from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent, Dimension
 from tests.conftest import requires_postgres, wait_for_lock_waiters
 from tests.evidence.conftest import broken, hold_execution, wsp_document

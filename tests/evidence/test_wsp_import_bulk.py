@@ -1,6 +1,6 @@
 """import_wsp_document on a response large enough for the bulk (COPY) write path.
 
-The fixtures carry at most three observations, below policies.kernel.bulk.COPY_MIN_ROWS;
+The fixtures carry at most three observations, below common.kernel.bulk.COPY_MIN_ROWS;
 these documents carry twenty, so on PostgreSQL sources, passages and their history
 rows go through COPY. Each test states the exact rows it expects.
 """
@@ -13,9 +13,9 @@ import threading
 import pytest
 from django.db import DatabaseError, IntegrityError, connection
 
+from common.kernel.bulk import COPY_MIN_ROWS
 from evidence.models import Passage, Source
 from evidence.services.wsp_import import import_wsp_document
-from policies.kernel.bulk import COPY_MIN_ROWS
 from policies.models import Dimension
 from tests.conftest import requires_postgres, wait_for_lock_waiters
 from tests.evidence.conftest import counts, hold_execution, load

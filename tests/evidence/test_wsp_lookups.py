@@ -8,10 +8,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from common.kernel.canonical import text_sha256
 from evidence.models import Content, Passage, Source
 from evidence.services import wsp_write
 from evidence.services.wsp_import import import_wsp_document
-from policies.kernel.canonical import text_sha256
 from tests.evidence.test_wsp_import_bulk import big_document
 
 pytestmark = pytest.mark.django_db

@@ -4,11 +4,11 @@ as the admin, the commands and the citation importer call them)."""
 
 import pytest
 
+from common.kernel.refusals import Refusal
 from grounding import services
 from grounding.bodies import AssessmentSerializer, RegisterSerializer, WithdrawalSerializer
 from grounding.models import GroundingLink
 from grounding.services import inputs
-from policies.kernel.refusals import Refusal
 from tests import factories
 
 GROUPS = ("statement", "anchor", "support", "time", "disclosure")

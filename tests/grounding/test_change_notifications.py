@@ -13,10 +13,10 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from common.kernel.refusals import Refusal
 from grounding import services
 from grounding.models import ChangeNotification, ChangeNotificationLink, GroundingLink
 from grounding.services import changes
-from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 from tests import factories
 from tests.conftest import requires_postgres

@@ -5,9 +5,9 @@ import threading
 import pytest
 from django.db import connection
 
+from common.kernel.refusals import Refusal
 from grounding import services
 from grounding.models import GroundingLink
-from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 from tests import factories
 from tests.conftest import requires_postgres

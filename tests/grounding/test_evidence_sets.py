@@ -2,11 +2,11 @@
 
 import pytest
 
+from common.kernel.refusals import Refusal
 from grounding import services
 from grounding.models import GroundingLink
 from grounding.representation import link_document
 from grounding.selectors import current_records, get_link, link_at_revision
-from policies.kernel.refusals import Refusal
 from tests import factories
 
 

@@ -11,10 +11,10 @@ from rdflib import RDF, Graph, Literal, URIRef
 from rdflib.compare import isomorphic
 from rdflib.namespace import PROV
 
+from common.kernel.canonical import canonical_sha256
 from grounding.exports import prov
 from grounding.exports.canonical import agent_iri, ntriples_sha256
 from grounding.models import Projection
-from policies.kernel.canonical import canonical_sha256
 from tests import factories
 from tests.grounding import export_helpers as h
 

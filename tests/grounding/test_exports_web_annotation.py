@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from common.kernel.canonical import canonical_sha256
+from common.kernel.refusals import Refusal
 from grounding import services
 from grounding.exports import web_annotation
 from grounding.models import Projection
-from policies.kernel.canonical import canonical_sha256
-from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 from tests import factories
 from tests.grounding import export_helpers as h

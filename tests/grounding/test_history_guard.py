@@ -2,10 +2,10 @@
 
 import pytest
 
+from common.kernel.history import HistoryBypassError
 from evidence.models import Passage
 from grounding import services
 from grounding.models import Assessment, GroundingLink, PassageBinding, StatementBinding
-from policies.kernel.history import HistoryBypassError
 from policies.models import AuditEvent, Dimension, DisclosureDecision, Profile
 from tests import factories
 

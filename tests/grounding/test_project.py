@@ -1,9 +1,9 @@
 import pytest
 
+from common.kernel.refusals import Refusal
 from grounding import services
 from grounding.models import Projection
 from policies import governance
-from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 
 

@@ -3,10 +3,10 @@ import unicodedata
 
 import pytest
 
+from common.kernel.refusals import Refusal
 from grounding import services
 from grounding.choices import DisplayState, ResolutionState
 from grounding.models import AnchorObservation, GroundingLink
-from policies.kernel.refusals import Refusal
 from tests import factories
 
 

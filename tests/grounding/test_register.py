@@ -1,10 +1,10 @@
 import pytest
 
+from common.kernel.refusals import Refusal
 from grounding import services
 from grounding.choices import DisplayState, RecheckState, RecordState, ResolutionState
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
 from policies.choices import AuditOutcome, Role
-from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 from tests import factories
 

@@ -1,7 +1,7 @@
 """grounding.values.structured validates with jsonschema-rs and words what jsonschema found.
 
 For every shipped schema, and for profile schemas using the keywords the shipped ones
-do not, jsonschema-rs (policies/kernel/schemas.py) must accept exactly what jsonschema
+do not, jsonschema-rs (common/kernel/schemas.py) must accept exactly what jsonschema
 accepts with the same registry and format checks, and the offenders _validate names
 must be those it named when jsonschema found the errors. These tests hold both to each
 other on the realistic examples of test_structured_schemas.py and the factories,
@@ -24,9 +24,9 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from common.kernel.schemas import Schema
 from grounding.values import structured
 from grounding.values.structured_rules import SEMANTIC_CHECKS
-from policies.kernel.schemas import Schema
 from tests import schema_mutations as mutations
 from tests import schema_reference as reference
 from tests.factories import BASE_PAYLOAD

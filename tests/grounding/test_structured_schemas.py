@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from common.kernel.refusals import Offender
 from grounding.values import structured
 from grounding.values.structured import SCHEMA_NAMES, validate
-from policies.kernel.refusals import Offender
 
 SHA256 = "ab" * 32
 SECRET = "TOP-SECRET passage text: Ωmega 𝔘nicode"

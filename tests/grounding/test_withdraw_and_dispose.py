@@ -1,10 +1,10 @@
 import pytest
 from django.db import connection
 
+from common.kernel.refusals import Refusal
 from grounding import services
 from grounding.choices import DisplayState, RecheckState, RecordState
 from grounding.models import GroundingLink, PassageBinding, Withdrawal
-from policies.kernel.refusals import Refusal
 from tests import factories
 
 WITHDRAWAL = {"reason": "source retracted", "authority_ref": "urn:policy:withdraw@1"}

@@ -27,13 +27,13 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError
 from django.test import override_settings
 
+from common.kernel.refusals import Refusal
 from feed import services as feed_services
 from feed import worker
 from grounding import services
 from policies import governance
 from policies.choices import DisclosableField as F
 from policies.choices import Role
-from policies.kernel.refusals import Refusal
 from policies.models import DimensionMembership, DisclosureDecision
 from tests import factories
 

@@ -47,7 +47,7 @@ def test_a_broken_contract_is_reported(tmp_path: Path) -> None:
     assert "grounding.services" in result.stdout
 
 
-# The library internals the fast paths rely on (policies/kernel/compat.py): attribute,
+# The library internals the fast paths rely on (common/kernel/compat.py): attribute,
 # method, class and attribute-name strings no module of the project names but compat.
 PRIVATE_NAMES = frozenset({
     "_state", "fields_cache", "private_fields", "get_db_converters", "ModelState",
@@ -57,8 +57,8 @@ PRIVATE_NAMES = frozenset({
     "_UnvalidatedField", "_get_position_from_instance", "_reverse_ordering",
     "_map_serializer", "_field_list_filters",
 })  # fmt: skip
-APP_PACKAGES = ("policies", "grounding", "evidence", "transparency", "feed")
-COMPAT = Path("policies/kernel/compat.py")
+APP_PACKAGES = ("common", "policies", "grounding", "evidence", "transparency", "feed")
+COMPAT = Path("common/kernel/compat.py")
 
 
 def private_uses(source: str) -> list[tuple[int, str]]:

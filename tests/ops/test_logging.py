@@ -11,8 +11,8 @@ from django.conf import settings
 from django.http import HttpResponse
 from django.test import RequestFactory
 
+from common.kernel.request_context import RequestIdMiddleware
 from grounding.project.logging import JsonFormatter
-from policies.kernel.request_context import RequestIdMiddleware
 
 
 @pytest.fixture

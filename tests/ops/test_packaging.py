@@ -14,7 +14,7 @@ import pytest
 from django.conf import settings
 
 PROJECT = Path(settings.BASE_DIR)
-PACKAGES = ("grounding", "evidence", "policies", "feed")
+PACKAGES = ("grounding", "evidence", "policies", "feed", "common")
 
 
 def test_project_templates_come_from_the_top_level_folder_then_the_apps():

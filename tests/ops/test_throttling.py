@@ -17,8 +17,8 @@ import pytest
 import requests
 from rest_framework.test import APIClient
 
+from common.web.throttling import parse_rate
 from policies.models import ThrottleCounter
-from policies.web.throttling import parse_rate
 from tests import factories
 from tests.conftest import requires_postgres
 from tests.ops.live import database_url, gunicorn

@@ -18,9 +18,9 @@ import pytest
 import requests
 from django.db import connection, connections
 
+from common.web import throttling
+from common.web.throttling import count_request
 from policies.models import ThrottleCounter
-from policies.web import throttling
-from policies.web.throttling import count_request
 from tests import factories
 from tests.conftest import requires_postgres
 from tests.ops.live import database_url, gunicorn

@@ -10,6 +10,7 @@ import pytest
 from django.db import transaction
 from django.db.transaction import TransactionManagementError
 
+from common.kernel.refusals import Refusal
 from grounding import services
 from grounding.models import GroundingLink, Withdrawal
 from policies import audit
@@ -21,7 +22,6 @@ from policies.actions import (
     refusal_audited,
 )
 from policies.choices import Role
-from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 from tests import factories
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from common.kernel.refusals import Refusal
 from grounding import services
-from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent
 from tests import factories
 

@@ -1,4 +1,4 @@
-"""policies.kernel.bulk: COPY (PostgreSQL) and bulk_create write the rows, and the history
+"""common.kernel.bulk: COPY (PostgreSQL) and bulk_create write the rows, and the history
 rows, that save() per row would write."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from common.kernel.bulk import COPY_MIN_ROWS, insert_rows, insert_with_history
 from grounding import services
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
 from policies.choices import AuditOutcome
-from policies.kernel.bulk import COPY_MIN_ROWS, insert_rows, insert_with_history
 from policies.models import AuditEvent, Dimension
 from tests import factories
 from tests.conftest import requires_postgres
@@ -33,7 +33,7 @@ def _register_batch(world, size: int = BATCH) -> list[GroundingLink]:
     return services.register_many(actor=world.curator, items=items)
 
 
-# A batch (COPY), a few links (one statement: policies.kernel.together), one link.
+# A batch (COPY), a few links (one statement: common.kernel.together), one link.
 SIZES = pytest.mark.parametrize("size", [BATCH, 3, 1])
 
 
@@ -192,7 +192,7 @@ def test_per_object_history_user_and_reason_win_over_the_defaults(db, django_use
 
 
 def test_the_one_statement_takes_postgresql_placeholders_in_order():
-    from policies.kernel.cursors import numbered
+    from common.kernel.cursors import numbered
 
     assert numbered("INSERT INTO t (a, b) VALUES (%s, %s), (%s, %s)") == (
         "INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4)"
@@ -206,7 +206,7 @@ def test_the_one_statement_takes_postgresql_placeholders_in_order():
 def test_the_one_statement_is_logged_and_its_errors_are_djangos(world):
     from django.db import IntegrityError, transaction
 
-    from policies.kernel.together import Insert, insert_together
+    from common.kernel.together import Insert, insert_together
 
     (link,) = _register_batch(world, size=1)
     twin = StatementBinding.objects.get(pk=link.current_statement_id)

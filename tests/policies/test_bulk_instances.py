@@ -1,4 +1,4 @@
-"""policies.kernel.bulk.new_instance builds what Model(**values) builds; the JSON text
+"""common.kernel.bulk.new_instance builds what Model(**values) builds; the JSON text
 the bulk writer sends is what json.dumps would send; ids from the pooled uuid7 are
 unique, ordered and differ across a fork."""
 
@@ -15,9 +15,9 @@ from django.forms.models import model_to_dict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from common.kernel.identifiers import uuid7
+from common.kernel.rows import converter, new_instance
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
-from policies.kernel.identifiers import uuid7
-from policies.kernel.rows import converter, new_instance
 from policies.models import AuditEvent
 from tests import factories
 
@@ -71,7 +71,7 @@ def test_rows_stamp_auto_now_fields_as_pre_save_does(use_tz):
 
     from django.test import override_settings
 
-    from policies.kernel.rows import db_rows
+    from common.kernel.rows import db_rows
 
     values = dict(
         link_id=uuid7(), bound_in_revision=1, statement_ref="s", answer_revision_ref="a@1",

@@ -1,13 +1,13 @@
-"""policies.kernel.bulk.update_with_history: the rows and the "~" history rows that save()
+"""common.kernel.bulk.update_with_history: the rows and the "~" history rows that save()
 per row would leave, JSON and foreign keys included."""
 
 from __future__ import annotations
 
 from django.db import transaction
 
+from common.kernel.bulk import update_with_history
 from grounding import services
 from grounding.models import GroundingLink
-from policies.kernel.bulk import update_with_history
 from tests import factories
 
 

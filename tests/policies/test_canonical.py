@@ -1,4 +1,4 @@
-"""One canonical JSON form and its digests (policies.kernel.canonical)."""
+"""One canonical JSON form and its digests (common.kernel.canonical)."""
 
 import hashlib
 import json
@@ -11,7 +11,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies.kernel.canonical import (
+from common.kernel.canonical import (
     canonical_bytes,
     canonical_json,
     canonical_sha256,

@@ -1,4 +1,4 @@
-"""policies.kernel.compat: each library internal the fast paths rely on still behaves as
+"""common.kernel.compat: each library internal the fast paths rely on still behaves as
 relied on, one test per internal, on the project's models and the real database. A
 library upgrade that changes one fails here, by name."""
 
@@ -22,11 +22,11 @@ from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory
 from rest_framework.views import APIView
 
+from common.kernel import compat
+from common.web.pagination import CursorPagination
 from grounding.models import GroundingLink
 from policies import governance
-from policies.kernel import compat
 from policies.models import AuditEvent, Dimension, Profile
-from policies.web.pagination import CursorPagination
 from tests import factories
 from tests.conftest import requires_postgres
 

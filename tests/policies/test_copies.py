@@ -1,14 +1,14 @@
-"""policies.kernel.copies: rows copied by the database with a few columns changed hold
+"""common.kernel.copies: rows copied by the database with a few columns changed hold
 what inserting the changed instance would, and each has its "+" history row."""
 
 from __future__ import annotations
 
 import pytest
 
+from common.kernel.copies import copy_with_history
 from grounding import services
 from grounding.choices import RebindRequirement
 from grounding.models import StatementBinding
-from policies.kernel.copies import copy_with_history
 from tests import factories
 
 COPIED = ("binding_id", "created_at", "predecessor_id", "bound_in_revision",

@@ -5,11 +5,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from common.kernel.refusals import Refusal
 from grounding.selectors import get_link
 from policies import governance
 from policies.choices import DisclosableField, Role
 from policies.disclosure import RESTRICTED_SOURCE_FIELDS
-from policies.kernel.refusals import Refusal
 from policies.models import DimensionMembership, DisclosureDecision
 from policies.reader import Reader, Recipient
 from tests import factories

@@ -1,4 +1,4 @@
-"""policies.kernel.schemas: jsonschema-rs, its failures described as jsonschema's errors.
+"""common.kernel.schemas: jsonschema-rs, its failures described as jsonschema's errors.
 
 The shipped schemas are held to jsonschema on mutated values in
 tests/grounding/test_structured_against_jsonschema.py and
@@ -15,7 +15,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match as jsonschema_best_match
 
-from policies.kernel.schemas import Schema, SchemaInvalid, best_match, check_schema
+from common.kernel.schemas import Schema, SchemaInvalid, best_match, check_schema
 from tests import schema_reference as reference
 
 

@@ -1,4 +1,4 @@
-"""policies.kernel.reads: a plain statement's rows as the instances a queryset gives,
+"""common.kernel.reads: a plain statement's rows as the instances a queryset gives,
 converters applied, on both databases."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from policies.kernel import reads
+from common.kernel import reads
 from policies.models import Dimension, Profile
 from tests.factories import make_dimension, make_profile
 

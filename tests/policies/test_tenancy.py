@@ -8,9 +8,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from common.kernel.refusals import Refusal
 from policies import governance
 from policies.choices import ProfileStatus, Role
-from policies.kernel.refusals import Refusal
 from policies.models import AuditEvent, Dimension, DisclosureDecision, Profile
 from tests import factories
 from tests.api.helpers import client_for, problem

@@ -1,9 +1,9 @@
-"""policies.kernel.text: exactly the strings no column can hold are named, by pointer."""
+"""common.kernel.text: exactly the strings no column can hold are named, by pointer."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies.kernel.text import (
+from common.kernel.text import (
     all_storable,
     overlong_offenders,
     plainly_fine,

@@ -5,7 +5,7 @@ per role, demo links), once per role: curator, reviewer, steward, projection age
 and access steward.
 
 Every phase runs (examples, coverage, fuzzing, stateful: the schema's OpenAPI links,
-declared from each created resource to the operations on it (policies.web.
+declared from each created resource to the operations on it (common.web.
 openapi_strict.response_links) and inferred by schemathesis, carry real ids from one
 call to the next), every check (`--checks all`), a fixed number of examples and
 derandomized generation, so a run is bounded and the same every time. The server is

@@ -120,7 +120,7 @@ class Soak:
             slow_commits(admin, on=True)
         killer_conn = self.top.connect("primary")
         killer = Killer(killer_conn, DATABASE, list(SERVERS))
-        # Bulks above the COPY threshold (policies/kernel/bulk.py COPY_MIN_ROWS = 16).
+        # Bulks above the COPY threshold (common/kernel/bulk.py COPY_MIN_ROWS = 16).
         mix = Mix(register=2, bulk=2, patch=2, read=1, list=0, bulk_items=(20, 40))
 
         def during(stop: threading.Event) -> None:

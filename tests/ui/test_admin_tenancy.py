@@ -13,6 +13,7 @@ from django.contrib import admin
 from django.core import checks
 from django.urls import reverse
 
+from common.web.admin_base import ANY, DisclosedAdmin
 from evidence.models import RetrievalObservation
 from evidence.services.wsp_import import import_wsp_document
 from grounding import services
@@ -26,7 +27,6 @@ from policies.models import (
     DisclosureDecision,
     Profile,
 )
-from policies.web.admin_base import ANY, DisclosedAdmin
 from tests import factories
 from tests.api.helpers import restrict_curators_to
 from tests.ui.test_admin import staff

@@ -11,8 +11,8 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from common.web.views import ApiView
 from policies.operations import Operation, Param
-from policies.web.views import ApiView
 from transparency import notes, proofs
 
 NOTE = "text/plain; charset=utf-8"

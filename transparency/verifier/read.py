@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 import orjson
 from django.db import connections
 
-from policies.kernel import compat
+from common.kernel import compat
 from transparency import tables
 from transparency.models import RecordKey
 

@@ -21,8 +21,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from common.kernel.refusals import Offender, Refusal
 from evidence.services.wsp_import import ImportResult, import_wsp_documents
-from policies.kernel.refusals import Offender, Refusal
 
 
 @dataclass

@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from common.kernel.canonical import canonical_sha256
 from grounding.citations import (
     JSON_POINTER_FRAGMENT,
     SELECTOR_PROFILE,
     Citation,
 )
 from grounding.citations.sources import locate
-from policies.kernel.canonical import canonical_sha256
 from policies.models import Dimension
 
 MASTER_REF_PREFIX = "urn:grounding:citation:"

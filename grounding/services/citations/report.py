@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.kernel.canonical import canonical_sha256
+from common.kernel.refusals import Offender, pointer_join
 from grounding.models import GroundingLink
 from grounding.services.citations.plan import Plan
-from policies.kernel.canonical import canonical_sha256
-from policies.kernel.refusals import Offender, pointer_join
 
 _TOP_LEVEL = {
     "/dimension": "/dimension",

@@ -44,6 +44,7 @@ from typing import Any
 
 from django.db import IntegrityError
 
+from common.kernel.refusals import Offender, Refusal, pointer_join
 from evidence.models import Passage
 from grounding import bodies
 from grounding.bodies import BULK_MAX_ITEMS
@@ -58,7 +59,6 @@ from grounding.services.register import REGISTER_REFUSALS, do_register_many
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role
-from policies.kernel.refusals import Offender, Refusal, pointer_join
 from policies.memberships import memberships
 from policies.models import Dimension, Profile
 from policies.operations import Operation

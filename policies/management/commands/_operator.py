@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
+from common.kernel.refusals import Refusal
 from policies.choices import Role
-from policies.kernel.refusals import Refusal
 from policies.models import Dimension
 from policies.services import any_dimension_named
 

@@ -44,8 +44,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework.fields import CharField, Field
 from rest_framework.serializers import Serializer
 
-from policies.kernel import compat
-from policies.kernel.fields import one_of  # noqa: F401 (the projection answers' unions)
+from common.kernel import compat
+from common.kernel.fields import one_of  # noqa: F401 (the projection answers' unions)
 
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
 # What makes a schema say something about its value's type.
@@ -209,7 +209,7 @@ def tagged_unions(result: dict, generator, request, public) -> dict:
     return result
 
 
-# A query value with no U+0000 (policies.kernel.text.storable; a URL's query carries
+# A query value with no U+0000 (common.kernel.text.storable; a URL's query carries
 # no lone surrogate: undecodable bytes arrive as U+FFFD).
 NO_NUL = "^[^\\u0000]*$"
 

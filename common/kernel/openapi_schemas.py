@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from policies.kernel.text import STORABLE
+from common.kernel.text import STORABLE
 
 # Keywords of a whole schema document, not of an embedded Schema Object.
 _DROPPED = {"$schema", "$id", "$comment", "$defs", "definitions", "title", "x-error-detail"}
@@ -76,7 +76,7 @@ def _convert(node: Any, defs: dict[str, Any], seen: tuple[str, ...], component: 
         if len(kinds) == 1 and "null" not in kinds:
             out["type"] = outcomes[0]["type"]
     # Free text is storable text (the server refuses U+0000 and lone surrogates in any
-    # string of a body before the schema is applied: policies.kernel.text).
+    # string of a body before the schema is applied: common.kernel.text).
     if out.get("type") == "string" and not {"pattern", "format", "enum", "const"} & set(out):
         out["pattern"] = STORABLE
     elif out.get("type") == "string" and _may_hold_nul(out.get("pattern")):

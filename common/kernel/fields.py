@@ -1,5 +1,5 @@
 """Serializer fields the bodies share, whose OpenAPI description the web layer reads
-(policies.web.openapi.AutoSchema), and `one_of`: a serializer described as exactly
+(common.web.openapi.AutoSchema), and `one_of`: a serializer described as exactly
 one of several named components (the projection answers, a link's passage), and
 `described_as`: a serializer described by a given schema."""
 

@@ -22,7 +22,7 @@ from datetime import datetime
 from django.db import connections, models, router
 from django.utils import timezone
 
-from policies.kernel import bulk, cursors, rows, written
+from common.kernel import bulk, cursors, rows, written
 
 
 @dataclass(frozen=True)

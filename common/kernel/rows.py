@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.db import models
 
-from policies.kernel import compat
-from policies.kernel.canonical import json_text
+from common.kernel import compat
+from common.kernel.canonical import json_text
 
 _M = TypeVar("_M", bound=models.Model)
 

@@ -2,11 +2,11 @@
 helper, the problem responses and the conditional-request headers.
 
 Every operation declares its problem responses as application/problem+json
-(`ProblemSerializer`, rendered by `policies.web.errors`); every mutation of an
+(`ProblemSerializer`, rendered by `common.web.errors`); every mutation of an
 existing link or evidence set declares If-Match (required: without it, and without
 the body's expected_revision, the server answers 428) and 412/428. Every write
 (POST, PATCH, DELETE) declares the Idempotency-Key header, its 400, 409 and 422, and
-the Idempotent-Replayed header of a replay (policies.web.idempotency). Request bodies
+the Idempotent-Replayed header of a replay (common.web.idempotency). Request bodies
 are closed (`close_request_bodies`): the server refuses members it does not know.
 """
 
@@ -21,9 +21,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 
-from policies.kernel.fields import RuledCharField
-from policies.kernel.text import STORABLE, STORABLE_NOT_BLANK
-from policies.web.errors import PROBLEM_CONTENT_TYPE
+from common.kernel.fields import RuledCharField
+from common.kernel.text import STORABLE, STORABLE_NOT_BLANK
+from common.web.errors import PROBLEM_CONTENT_TYPE
 
 COMMON = (401, 403, 429)
 BODY = (400, 413, 415)
@@ -74,7 +74,7 @@ class ProblemSerializer(serializers.Serializer):
         required=False, help_text="On 412 revision_mismatch: the revision to retry against."
     )
     retry_after = serializers.IntegerField(required=False, help_text="On 429 and 503: seconds.")
-    # Extension members a refusal names (policies.kernel.refusals.Refusal.extra).
+    # Extension members a refusal names (common.kernel.refusals.Refusal.extra).
     change_ref = serializers.CharField(
         required=False,
         help_text="On 409 from POST /change-notifications/: the change_ref already recorded.",

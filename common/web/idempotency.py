@@ -46,11 +46,11 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from common.kernel.canonical import canonical_sha256
+from common.kernel.refusals import Offender, Refusal
+from common.web.errors import PROBLEM_CONTENT_TYPE
 from policies.actions import hooked_writes
-from policies.kernel.canonical import canonical_sha256
-from policies.kernel.refusals import Offender, Refusal
 from policies.models import IdempotencyKey
-from policies.web.errors import PROBLEM_CONTENT_TYPE
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"

@@ -4,12 +4,12 @@ Every API view declares the operation of each of its handlers (`ApiView.operatio
 or `operations` by method: `policies.operations.Operation`). From those declarations:
 
 - `operation_of(view_class, method)` / `routed(request)`: the operation a request
-  addresses, and so the audit action of its refusal (policies.web.refusal_audit);
+  addresses, and so the audit action of its refusal (common.web.refusal_audit);
 - `answers(operation, method)`: every status the operation may answer and the codes
   of each (its own refusals, by `STATUS_BY_CODE`, and the web layer's: parsing,
   authentication, throttling, content negotiation, conditional requests, idempotency
   keys, an unavailable database). The OpenAPI problem responses are these
-  (policies.web.openapi.operation_schema);
+  (common.web.openapi.operation_schema);
 - `check_answer`: an answer outside them is logged, and raises under
   `GROUNDING_STRICT_ANSWERS` (the test settings), so the suite proves every answer it
   provokes is declared;
@@ -29,7 +29,7 @@ from typing import Any
 from django.conf import settings
 from django.urls import Resolver404, URLPattern, URLResolver, get_resolver, resolve
 
-from policies.kernel.refusals import STATUS_BY_CODE
+from common.kernel.refusals import STATUS_BY_CODE
 from policies.operations import Operation
 
 logger = logging.getLogger("grounding.api")
@@ -59,7 +59,7 @@ VALIDATED = ("validation_error",)
 # A mutation of an existing aggregate (grounding.api.conditional).
 CONDITIONAL = ("invalid_if_match", "precondition_required", "revision_mismatch",
                "expected_revision_conflict", "validation_error")  # fmt: skip
-# A write's Idempotency-Key (policies.web.idempotency): a replay whose stored answer
+# A write's Idempotency-Key (common.web.idempotency): a replay whose stored answer
 # a disposal purged is 410 answer_disposed; session writes' CSRF.
 WRITE = ("invalid_idempotency_key", "idempotency_in_progress", "idempotency_key_reuse",
          "answer_disposed", "permission_denied")  # fmt: skip

@@ -2,7 +2,7 @@
 
 An API view is authenticated, speaks JSON only (the project's parser, which bounds
 size and depth, and renderer), answers every error through the one problem handler
-(`policies.web.errors`, DRF's EXCEPTION_HANDLER) and varies by credentials: what a
+(`common.web.errors`, DRF's EXCEPTION_HANDLER) and varies by credentials: what a
 reader sees depends on their roles and disclosure decisions. Conditional requests
 (ETag, If-Match) are grounding's, layered on top for link and evidence-set views
 (`grounding.api.conditional.ConditionalMixin`).
@@ -10,15 +10,15 @@ reader sees depends on their roles and disclosure decisions. Conditional request
 Each handler serves one declared operation (`policies.operations.Operation`):
 `operation = X` for a view with one handler, `operations = {"get": X, "post": Y}`
 otherwise. Its OpenAPI description is derived from the declaration when the class is
-made (policies.web.operation_schema; `examples` adds request examples), the audit
-action of a refused request is the declaration's (policies.web.refusal_audit), and
+made (common.web.operation_schema; `examples` adds request examples), the audit
+action of a refused request is the declaration's (common.web.refusal_audit), and
 every answer is checked against the statuses and codes it declares
-(policies.web.operations.check_answer).
+(common.web.operations.check_answer).
 
 A write (POST, PATCH, DELETE) answers through `answer(write, render)`, or
 `perform(render, **arguments)` which calls the operation's entry with the caller as
 actor: its answer is rendered inside the write's transaction and, with an
-`Idempotency-Key`, stored there and replayed to a retry (`policies.web.idempotency`).
+`Idempotency-Key`, stored there and replayed to a retry (`common.web.idempotency`).
 """
 
 from __future__ import annotations
@@ -34,12 +34,12 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
+from common.web.idempotency import WRITE_METHODS, Renderer, Replayed, WriteScope
+from common.web.operation_schema import declare_schema, input_serializer
+from common.web.operations import check_answer, operation_of
+from common.web.parsers import LimitedJSONParser
 from policies.operations import Operation
 from policies.reader import Reader, reader_for
-from policies.web.idempotency import WRITE_METHODS, Renderer, Replayed, WriteScope
-from policies.web.operation_schema import declare_schema, input_serializer
-from policies.web.operations import check_answer, operation_of
-from policies.web.parsers import LimitedJSONParser
 
 CREDENTIAL_HEADERS = ("Authorization", "Cookie")
 

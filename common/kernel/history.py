@@ -9,7 +9,7 @@ refuse updates and deletes altogether.
 
 from django.db import models
 
-from policies.kernel import compat
+from common.kernel import compat
 
 
 class HistoryBypassError(RuntimeError):

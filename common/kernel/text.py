@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from policies.kernel.refusals import Offender, pointer_join
+from common.kernel.refusals import Offender, pointer_join
 
 CODE = "unstorable_character"
 

@@ -23,7 +23,7 @@ from django.db import connections, models, router
 from django.utils import timezone
 from simple_history.utils import get_history_manager_for_model
 
-from policies.kernel import compat, rows, written
+from common.kernel import compat, rows, written
 
 # Below this many rows one INSERT (one round trip) is cheaper than COPY (two).
 COPY_MIN_ROWS = 16

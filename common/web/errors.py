@@ -24,14 +24,14 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
-from policies.kernel.refusals import Refusal, pointer_join, status_for
-from policies.web.parsers import PayloadTooLarge
-from policies.web.refusal_audit import audit_refused_request
+from common.kernel.refusals import Refusal, pointer_join, status_for
+from common.web.parsers import PayloadTooLarge
+from common.web.refusal_audit import audit_refused_request
 
 logger = logging.getLogger("grounding.api")
 
 API_PREFIX = "/api/"
-# Declared for OpenAPI, with the problem document's shape, in policies.web.openapi.
+# Declared for OpenAPI, with the problem document's shape, in common.web.openapi.
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 # DRF/Django messages for these codes quote the submitted value; they are replaced.

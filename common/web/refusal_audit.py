@@ -7,7 +7,7 @@ endpoint's refusal, a database conflict, a crash — is audited here, once, thro
 the same writer (`policies.actions.audit_refusal`), by the API's exception handler:
 every refused request on an operation endpoint leaves an event with its code, under
 the action the operation declares (`policies.operations.Operation.action`; the view's
-`operation`, found from the URLconf by policies.web.operations.routed).
+`operation`, found from the URLconf by common.web.operations.routed).
 
 Not audited: 401 and 429. An event per unauthenticated or throttled request would let
 anyone write audit rows at the rate they can send requests.
@@ -20,12 +20,12 @@ from typing import Any
 
 from django.http import HttpRequest
 
+from common.kernel.identifiers import parse_uuid
+from common.kernel.request_context import refusal_noted
+from common.kernel.text import plausible_ref
+from common.web.operations import routed
 from policies import audit
 from policies.actions import audit_refusal
-from policies.kernel.identifiers import parse_uuid
-from policies.kernel.request_context import refusal_noted
-from policies.kernel.text import plausible_ref
-from policies.web.operations import routed
 
 logger = logging.getLogger("grounding.api")
 
@@ -34,7 +34,7 @@ UNAUDITED_STATUS = frozenset({401, 429})
 
 def action_for(request: HttpRequest) -> tuple[str, dict[str, Any]] | None:
     """The audit action of the operation this request addressed (its declaration's,
-    policies.web.operations), and its path arguments; None for any other request and
+    common.web.operations), and its path arguments; None for any other request and
     for an operation that audits no refusal."""
     found = routed(request)
     if found is None or not found[0].audited:

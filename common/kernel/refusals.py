@@ -1,7 +1,7 @@
 """Typed refusals: every operation either applies in full or raises one of these.
 
 The API layer maps `code` to an HTTP status in one place
-(`policies.web.errors`); services never know about HTTP.
+(`common.web.errors`); services never know about HTTP.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "invalid_cursor": 400,
     "webhook_inactive": 409,
     "export_unrepresentable": 422,
-    # Idempotency keys (policies.web.idempotency, API.md "Retries and idempotency").
+    # Idempotency keys (common.web.idempotency, API.md "Retries and idempotency").
     "invalid_idempotency_key": 400,
     "idempotency_key_reuse": 422,
     "idempotency_in_progress": 409,

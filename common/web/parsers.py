@@ -16,7 +16,7 @@ from django.conf import settings
 from rest_framework import exceptions, status
 from rest_framework.parsers import JSONParser
 
-from policies.kernel.refusals import Offender, Refusal, pointer_join
+from common.kernel.refusals import Offender, Refusal, pointer_join
 
 TOO_DEEP = "body_too_deep"
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections, models, router
 
-from policies.kernel import compat, cursors
+from common.kernel import compat, cursors
 
 
 @functools.cache
@@ -47,7 +47,7 @@ def read(
     from, as a queryset of it would, unless `using` says (required with no model).
 
     `server_bound` (PostgreSQL): the values are bound by the server
-    (`policies.kernel.cursors`), for a statement sent often with many values or a
+    (`common.kernel.cursors`), for a statement sent often with many values or a
     long list (`= ANY(%s)` with a list is one array, where IN needs a value each).
     """
     using = using or router.db_for_read(models_read[0])

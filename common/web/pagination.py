@@ -16,8 +16,8 @@ from django.core.exceptions import ValidationError
 from rest_framework import pagination
 from rest_framework.exceptions import NotFound
 
-from policies.kernel import compat
-from policies.kernel.refusals import Offender, Refusal
+from common.kernel import compat
+from common.kernel.refusals import Offender, Refusal
 
 # At most 18 digits (the schema's maximum, 10^18 - 1): a longer number is refused
 # before it is parsed (int() refuses more than 4,300 digits).

@@ -4,7 +4,7 @@
 - request: the declaration's `input`; responses: `output` for each `success` status
   (a list when `many`; 204 and 304 have no body), with the ETag and Location headers
   the declaration names;
-- problem responses: one per status of `policies.web.operations.answers`, described
+- problem responses: one per status of `common.web.operations.answers`, described
   by the very codes answered with it, each an application/problem+json document;
 - parameters: the declared query parameters, If-Match for a conditional operation,
   Idempotency-Key and Idempotent-Replayed for a write;
@@ -30,9 +30,8 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 
-from policies.operations import Operation
-from policies.web.errors import PROBLEM_CONTENT_TYPE
-from policies.web.openapi import (
+from common.web.errors import PROBLEM_CONTENT_TYPE
+from common.web.openapi import (
     ETAG,
     IDEMPOTENCY_KEY,
     IF_MATCH,
@@ -42,7 +41,8 @@ from policies.web.openapi import (
     ProblemSerializer,
     idempotent_replayed,
 )
-from policies.web.operations import WRITE_METHODS, answers, declared
+from common.web.operations import WRITE_METHODS, answers, declared
+from policies.operations import Operation
 
 # What a code means, where its name alone does not say it (problem descriptions).
 NOTES = {
@@ -62,7 +62,7 @@ NOTES = {
 NO_BODY = frozenset({204, 304})
 
 
-# Examples of the statuses policies.web.openapi.PROBLEM_EXAMPLES has none for.
+# Examples of the statuses common.web.openapi.PROBLEM_EXAMPLES has none for.
 EXAMPLES: dict[int, dict[str, Any]] = {
     406: {"code": "not_acceptable", "title": "Not Acceptable",
           "detail": "This resource is available as JSON only."},

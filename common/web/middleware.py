@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 
-from policies.web.errors import API_PREFIX, not_found
+from common.web.errors import API_PREFIX, not_found
 
 
 class ApiNotFoundMiddleware:

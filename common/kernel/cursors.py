@@ -17,7 +17,7 @@ import functools
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 
-from policies.kernel import compat
+from common.kernel import compat
 
 
 @functools.lru_cache(maxsize=512)

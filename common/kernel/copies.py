@@ -20,8 +20,8 @@ from typing import Any
 from django.db import connections, models, router
 from django.utils import timezone
 
-from policies.kernel import bulk, rows
-from policies.kernel.rows import new_instance
+from common.kernel import bulk, rows
+from common.kernel.rows import new_instance
 
 
 def copy_with_history(

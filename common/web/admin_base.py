@@ -43,7 +43,7 @@ from django.template.response import TemplateResponse
 from django.urls import re_path
 from django.utils.text import capfirst, smart_split, unescape_string_literal
 
-from policies.kernel import compat
+from common.kernel import compat
 from policies.models import Dimension, Profile
 from policies.reader import reader_for
 
