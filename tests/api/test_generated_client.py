@@ -526,7 +526,7 @@ def _observe_anchor(api, clients, gid):
     observed = observe.sync_detailed(
         gid,
         client=clients.curator,
-        body=api.models.AnchorObservationRequest(resolver=api.models.ResolverEnum.BUILTIN),
+        body=api.models.BuiltinResolverRequest(resolver=api.models.ResolverEnum.BUILTIN),
         if_match='"5"',
     )
     assert observed.status_code == 201, observed.content

@@ -42,12 +42,21 @@ def params_of(route: Route) -> list[tuple[str, str | None]]:
     return [(m.group("name"), m.group("conv")) for m in _PARAM.finditer(route.pattern)]
 
 
+def _is_uuid(conv: str | None) -> bool:
+    """A uuid parameter: Django's converter, or one the OpenAPI description declares a
+    uuid (PATH_CONVERTER_OVERRIDES: a converter taking any segment, parsed by its view)."""
+    from django.conf import settings
+
+    declared = settings.SPECTACULAR_SETTINGS.get("PATH_CONVERTER_OVERRIDES", {}).get(conv)
+    return conv == "uuid" or (isinstance(declared, dict) and declared.get("format") == "uuid")
+
+
 def resolve(route: Route, name: str, conv: str | None) -> IdParam | None:
     """The model a path parameter names (None: a number or not resolvable)."""
     models = [m for m in project_models() if not m.__name__.startswith("Historical")]
     for model in models:
         if model._meta.pk.name == name:
-            return IdParam(name, model, lambda o: str(o.pk), conv == "uuid")
+            return IdParam(name, model, lambda o: str(o.pk), _is_uuid(conv))
     tokens = {t for t in re.split(r"[-_]", route.name) if len(t) > 2} - _GENERIC
     scored = sorted(
         (-sum(t in m._meta.model_name for t in tokens), len(m._meta.model_name), m._meta.label, m)
@@ -57,7 +66,7 @@ def resolve(route: Route, name: str, conv: str | None) -> IdParam | None:
     for *_, model in scored:
         getter = _getter(model, name)
         if getter is not None:
-            return IdParam(name, model, getter, conv == "uuid")
+            return IdParam(name, model, getter, _is_uuid(conv))
     return None
 
 
