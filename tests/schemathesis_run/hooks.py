@@ -51,6 +51,9 @@ BEYOND_SCHEMA_OFFENDERS = {
     "unresolvable",
     "refused_address",
     "beyond_log_size",
+    # What the named profile (a row, published by its steward) admits: its selector
+    # profiles and support vocabulary are data, not the request's schema.
+    "not_in_profile",
     # The structured values' cross-field rules (grounding.values.structured_rules).
     "selector.range_inverted",
     "anchor_result.range_inverted",
