@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from tests import factories
 from tests.api.helpers import PROBLEM, Nested, client_for, raw_json, register_body, url
+from tests.citations.helpers import external, openai_body
 
 EXAMPLES = 30
 FIXTURES = Path(__file__).resolve().parent.parent
@@ -144,24 +145,13 @@ def _load(relative: str) -> dict:
 
 
 def _citations_body(world, _link) -> dict:
-    return {
-        "dimension": world.dimension.name,
-        "profile": world.profile.ref,
-        "answer_revision_ref": "urn:answer:77@1",
-        "format": "openai-responses",
-        "payload": _load("citations/fixtures/openai_responses.json"),
-        "passages": {
-            "https://example.org/bridge?utm_source=openai": {
-                "passage_ref": "urn:ext:passage:bridge",
-                "source_revision_binding": {
-                    "source_ref": "https://example.org/bridge",
-                    "version_state": "unknown",
-                    "media_type": "text/html",
-                },
-            }
+    return openai_body(
+        world,
+        answer_revision_ref="urn:answer:77@1",
+        passages={
+            "https://example.org/bridge?utm_source=openai": external("https://example.org/bridge")
         },
-        "language": "en",
-    }
+    )
 
 
 def _set_body(world, link) -> dict:

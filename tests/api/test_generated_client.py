@@ -34,7 +34,7 @@ from django.test.utils import modify_settings
 
 from tests import factories
 from tests.api.strict_responses import served_schema
-from tests.citations.helpers import load as load_citations
+from tests.citations.helpers import external, openai_body
 from tests.evidence.conftest import load as load_wsp
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
@@ -473,24 +473,15 @@ def _from_citations(api, clients, world):
     """Provider citations become candidate links; re-posting creates nothing."""
     models, create = api.models, api.groundings.groundings_from_citations
     body = models.FromCitationsRequest.from_dict(
-        {
-            "dimension": world.dimension.name,
-            "profile": world.profile.ref,
-            "answer_revision_ref": "urn:answer:77@1",
-            "format": "openai-responses",
-            "payload": load_citations("openai_responses.json"),
-            "passages": {
-                "https://example.org/bridge?utm_source=openai": {
-                    "passage_ref": "urn:ext:passage:bridge",
-                    "source_revision_binding": {
-                        "source_ref": "https://example.org/bridge",
-                        "version_state": "unknown",
-                        "media_type": "text/html",
-                    },
-                }
+        openai_body(
+            world,
+            answer_revision_ref="urn:answer:77@1",
+            passages={
+                "https://example.org/bridge?utm_source=openai": external(
+                    "https://example.org/bridge"
+                )
             },
-            "language": "en",
-        }
+        )
     )
     first = create.sync_detailed(client=clients.curator, body=body)
     assert first.status_code == 201, first.content

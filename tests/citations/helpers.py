@@ -26,3 +26,23 @@ def external(source_ref: str, media_type: str = "text/html") -> dict:
         "source_revision_binding": {"source_ref": source_ref, "version_state": "unknown",
                                     "media_type": media_type},
     }  # fmt: skip
+
+
+def openai_body(world, **overrides) -> dict:
+    """A from-citations request of the OpenAI Responses fixture (two of its three
+    sources mapped to external passages), with `overrides`."""
+    body = {
+        "dimension": world.dimension.name,
+        "profile": world.profile.ref,
+        "answer_revision_ref": "urn:answer:88@3",
+        "format": "openai-responses",
+        "payload": load("openai_responses.json"),
+        "passages": {
+            "https://example.org/bridge?utm_source=openai": external("https://example.org/bridge"),
+            "file-2dtbBZdjtDKS8eqWxqbgDi": external("urn:openai:file:handbook", "application/pdf"),
+            # The tickets URL is deliberately not mapped.
+        },
+        "language": "en",
+    }
+    body.update(overrides)
+    return body

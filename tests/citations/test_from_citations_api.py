@@ -19,7 +19,7 @@ from grounding.services.citations.service import PARSERS, _passage_texts, regist
 from policies.choices import Role
 from policies.models import AuditEvent
 from tests import factories
-from tests.citations.helpers import PROBLEM, URL, external, load, nfc
+from tests.citations.helpers import PROBLEM, URL, external, load, nfc, openai_body
 from tests.conftest import requires_postgres
 
 pytestmark = [
@@ -60,24 +60,6 @@ def anthropic_body(world, documents, **overrides) -> dict:
             "https://kb.example.org/tours": external("https://kb.example.org/tours"),
             # "4" is deliberately not mapped.
         },
-    }
-    body.update(overrides)
-    return body
-
-
-def openai_body(world, **overrides) -> dict:
-    body = {
-        "dimension": world.dimension.name,
-        "profile": world.profile.ref,
-        "answer_revision_ref": "urn:answer:88@3",
-        "format": "openai-responses",
-        "payload": load("openai_responses.json"),
-        "passages": {
-            "https://example.org/bridge?utm_source=openai": external("https://example.org/bridge"),
-            "file-2dtbBZdjtDKS8eqWxqbgDi": external("urn:openai:file:handbook", "application/pdf"),
-            # The tickets URL is deliberately not mapped.
-        },
-        "language": "en",
     }
     body.update(overrides)
     return body

@@ -6,11 +6,10 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from grounding import services
 from grounding.models import GroundingLink
 from policies.models import AuditEvent
-from tests import factories
 from tests.conftest import requires_postgres
+from tests.transparency.helpers import two_links_and_a_revision
 from transparency import merkle, notes, sequencer
 from transparency.models import Checkpoint, Leaf, Log, Node
 from transparency.verifier import verify
@@ -31,15 +30,7 @@ def _verify(world, since: str | None = None):
 @pytest.fixture
 def written(world):
     """Two registrations and a revision of the first, integrated: leaves 0, 1, 2."""
-    first = factories.register_link(world.curator, world.dimension, world.profile, world.passage)
-    second = factories.register_link(world.curator, world.dimension, world.profile, world.passage)
-    services.revise(
-        actor=world.curator,
-        grounding_id=first.grounding_id,
-        expected_revision=1,
-        changes={"revision_reason": "scope", "support": {"support_scope": {"covers": "year"}}},
-    )
-    sequencer.integrate()
+    first, second = two_links_and_a_revision(world)
     assert _verify(world).ok
     return first, second
 

@@ -7,11 +7,10 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from grounding import services
 from grounding.models import GroundingLink
-from tests import factories
 from tests.conftest import requires_postgres
-from transparency import notes, sequencer
+from tests.transparency.helpers import two_links_and_a_revision
+from transparency import notes
 from transparency.verifier import read, verify
 
 pytestmark = [requires_postgres, pytest.mark.django_db(transaction=True)]
@@ -27,15 +26,7 @@ def ranges(request, monkeypatch):
 
 @pytest.fixture
 def written(world):
-    first = factories.register_link(world.curator, world.dimension, world.profile, world.passage)
-    factories.register_link(world.curator, world.dimension, world.profile, world.passage)
-    services.revise(
-        actor=world.curator,
-        grounding_id=first.grounding_id,
-        expected_revision=1,
-        changes={"revision_reason": "scope", "support": {"support_scope": {"covers": "year"}}},
-    )
-    sequencer.integrate()
+    first, _ = two_links_and_a_revision(world)
     return first
 
 

@@ -312,6 +312,10 @@ def canonical_rows(connection, table: str, ids: set[str]) -> dict[str, tuple[byt
 
 
 def _text(value) -> str:
+    """A key as the leaf names it. The verifier's own copy of
+    `transparency.commitments.row_id`, kept apart on purpose: the verifier shares no
+    code with the write path (the import-linter contract), so a fault there cannot
+    hide itself here."""
     if isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, str) and len(value) == 32:
