@@ -294,6 +294,10 @@ def absolute_rows(results: dict) -> list[tuple[str, ...]]:
         Figure("transparency", ("verify", "verify_tree_only_leaves_per_s"), "leaves/s"),
     )
     row(
+        "bulk registration with the log, until the sequencer integrated it (context)",
+        Figure("transparency", ("bulk", "on_integrated_links_per_s"), "links/s"),
+    )
+    row(
         "checkpoint lag p99 under steady HTTP register load",
         Figure("transparency", ("checkpoint_lag", "p99_ms"), "ms"),
         Target("<", 1000),

@@ -116,6 +116,12 @@ def _postgresql(connection, writes: list[Write]) -> list[tuple]:
 
 @functools.lru_cache(maxsize=128)
 def _statement(using: str, table_names: tuple[str, ...]) -> str:
+    """The batch's one statement. Every row and key is looked up by its key in a
+    LATERAL subquery (`LIMIT 1` keeps the planner from flattening it into a join): a
+    batch costs its own rows, whatever the tables' size and however stale their
+    statistics. (Joined plainly, a table growing by thousands of rows a second is
+    estimated small, hashed whole at every batch and spilled to disk: the sequencer
+    then slows as the log grows.)"""
     from django.db import connections
 
     connection = connections[using]
@@ -132,22 +138,23 @@ def _statement(using: str, table_names: tuple[str, ...]) -> str:
         )
         anchor = f"h.{quote(spec.anchor_column)}::text" if spec.anchor_column else "NULL::text"
         revision = (
-            f"h.{quote(spec.key_column)}::uuid, h.{quote(spec.revision_column)}::int"
+            f"h.{quote(spec.key_column)}::uuid AS gid, h.{quote(spec.revision_column)}::int AS rev"
             if spec.revision_column
-            else "NULL::uuid, NULL::int"
+            else "NULL::uuid AS gid, NULL::int AS rev"
         )
         selects.append(
-            f"SELECT '{table}'::text AS t, h.{pk}::text AS id, {key} AS s, {anchor} AS a, "
-            f"{revision}, x.w FROM {quote(table)} h "
-            f"JOIN unnest(%s::{pk_type}[], %s::int[]) AS x(pk, w) ON h.{pk} = x.pk"
+            f"SELECT '{table}'::text AS t, x.pk::text AS id, h.s, h.a, h.gid, h.rev, x.w "
+            f"FROM unnest(%s::{pk_type}[], %s::int[]) AS x(pk, w) CROSS JOIN LATERAL ("
+            f"SELECT {key} AS s, {anchor} AS a, {revision} FROM {quote(table)} h "
+            f"WHERE h.{pk} = x.pk LIMIT 1) h"
         )
         # The rows' bytes are read and hashed last, by key: the rows themselves are
         # never held in a materialized CTE (a bulk's would spill to disk).
         hmacs.append(
-            f"SELECT rk.n, rk.t, rk.id, "
-            f"encode(hmac({canonical_expression(connection, spec, 'h')}, rk.key, 'sha256'), "
-            f"'base64'), rk.kid, rk.gid, rk.rev "
-            f"FROM rk JOIN {quote(table)} h ON h.{pk} = rk.id::{pk_type} WHERE rk.t = '{table}'"
+            f"SELECT rk.n, rk.t, rk.id, encode(hmac(h.b, rk.key, 'sha256'), 'base64'), "
+            f"rk.kid, rk.gid, rk.rev FROM rk CROSS JOIN LATERAL ("
+            f"SELECT {canonical_expression(connection, spec, 'h')} AS b FROM {quote(table)} h "
+            f"WHERE h.{pk} = rk.id::{pk_type} LIMIT 1) h WHERE rk.t = '{table}'"
         )
     statement = f"""
 WITH ev AS (
@@ -162,19 +169,21 @@ WITH ev AS (
   SELECT r.*, ev.n, COALESCE(r.s, 'log:' || ev.log_id) AS subj
   FROM r JOIN fw f ON f.w = r.w LEFT JOIN am ON am.a = r.a AND am.w = r.w
   JOIN ev ON ev.n = COALESCE(am.n, f.n)
+), subjects AS (
+  SELECT DISTINCT subj FROM rs
+), live AS (
+  SELECT q.subj, k.id, k.key FROM subjects q LEFT JOIN LATERAL (
+    SELECT id, key FROM transparency_recordkey
+    WHERE subject = q.subj AND destroyed_at IS NULL LIMIT 1) k ON true
 ), nk AS (
   INSERT INTO transparency_recordkey (subject, key, created_at)
-  SELECT q.subj, gen_random_bytes(32), now() FROM (
-    SELECT DISTINCT rs.subj FROM rs WHERE NOT EXISTS (
-      SELECT 1 FROM transparency_recordkey k WHERE k.subject = rs.subj AND k.destroyed_at IS NULL)
-  ) q
+  SELECT subj, gen_random_bytes(32), now() FROM live WHERE id IS NULL
   ON CONFLICT (subject) WHERE destroyed_at IS NULL DO NOTHING
   RETURNING id, subject, key
 ), k AS (
   SELECT id, subject, key FROM nk
   UNION ALL
-  SELECT id, subject, key FROM transparency_recordkey
-  WHERE destroyed_at IS NULL AND subject IN (SELECT subj FROM rs)
+  SELECT id, subj, key FROM live WHERE id IS NOT NULL
 ), rk AS (
   SELECT rs.n, rs.t, rs.id, rs.gid, rs.rev, k.id AS kid, k.key
   FROM rs LEFT JOIN k ON k.subject = rs.subj

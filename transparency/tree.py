@@ -4,9 +4,9 @@ writes."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
+import orjson
 from django.db import connections
 from django.db.models import Q
 
@@ -99,4 +99,4 @@ def store(using: str, leaves: list[dict], created: list[tuple[merkle.Node, bytes
 
 def _value(value):
     # JSON values travel as their text, cast by the statement.
-    return json.dumps(value) if isinstance(value, list) else value
+    return orjson.dumps(value).decode() if isinstance(value, list) else value
