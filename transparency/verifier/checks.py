@@ -25,10 +25,20 @@ def check_commitments(report: Report, chunk) -> None:
     count = withheld = 0
     digest, encode = hmac.digest, binascii.b2a_base64
     nothing: dict = {}
-    for (index, _, _, _, row), key_ids in zip(chunk.leaves, chunk.key_ids, strict=True):
-        for c, key_id in zip(row["commitments"], key_ids, strict=False):
+    for (index, *_), said in zip(chunk.leaves, chunk.entries, strict=True):
+        for table, pk, committed, key_id in said:
             count += 1
-            table, pk = c["table"], c["row"]
+            if table is None or pk is None or committed is None:
+                problems.append(
+                    Problem(
+                        Finding.COMMITMENT,
+                        "the leaf row's commitment is not a table, a row and an HMAC",
+                        index,
+                        table,
+                        pk,
+                    )
+                )
+                continue
             found = rows.get(table, nothing).get(pk)
             if found is None:
                 problems.append(
@@ -50,7 +60,7 @@ def check_commitments(report: Report, chunk) -> None:
                 withheld += 1
                 destroyed[key[0]] = key[2] or None
                 continue
-            if encode(digest(key[1], data, "sha256"), newline=False).decode() != c["hmac"]:
+            if encode(digest(key[1], data, "sha256"), newline=False).decode() != committed:
                 problems.append(
                     Problem(
                         Finding.COMMITMENT,

@@ -37,8 +37,8 @@ READ_AHEAD = 2
 class Chunk:
     # (index, leaf bytes, stored hash, level-0 node, leaf row with its audit event)
     leaves: list
-    # Each leaf's key ids (as its row holds them), when the commitments are checked.
-    key_ids: list = field(default_factory=list)
+    # Each leaf's commitments with their key ids (`entries`), when they are checked.
+    entries: list = field(default_factory=list)
     # {table: {primary key as text: (canonical bytes, the subject of the row's key)}}
     rows: dict = field(default_factory=dict)
     # {key id: (subject, key or None if destroyed, the disposal that destroyed it)}
@@ -187,25 +187,93 @@ def _read_pg(pg, log_id: int, low: int, high: int, rows_sql: dict | None) -> Chu
             }  # fmt: skip
             leaves.append((r[0], r[1], r[2], nodes.get(r[0]), row))
             if rows_sql is not None:
-                said.append(loads(r[10]))
+                said.append(entries(row["commitments"], loads(r[10])))
         if rows_sql is None:
             return Chunk(leaves)
-        wanted: dict[str, set] = {}
-        key_ids: set = set()
-        for (_, _, _, _, row), ids in zip(leaves, said, strict=True):
-            for c, _ in zip(row["commitments"], ids, strict=False):
-                wanted.setdefault(c["table"], set()).add(c["row"])
-            key_ids.update(ids)
+        wanted, key_ids = _wanted(said)
         stored = {}
         for table, ids in wanted.items():
             if table in rows_sql:
-                cursor.execute(rows_sql[table], [",".join(map(str, ids))], binary=True)
+                cursor.execute(rows_sql[table], [",".join(ids)], binary=True)
                 stored[table] = {pk: (data, subject) for pk, data, subject in cursor.fetchall()}
         keys = {}
         if key_ids:
             cursor.execute(_KEYS, [",".join(map(str, key_ids))], binary=True)
             keys = {k[0]: k[1:] for k in cursor.fetchall()}
     return Chunk(leaves, said, stored, keys)
+
+
+# -- What a leaf row says it commits to, as the checks read it
+
+# An entry: (table, row, HMAC, key id); a part that is not what a write stores is
+# None (a table, a row and an HMAC are text; a key id is an integer).
+Entry = tuple[str | None, str | None, str | None, int | None]
+_BIGINT = 2**63
+
+
+def entries(commitments, key_ids) -> list[Entry]:
+    """A leaf row's commitments with their key ids. The columns are whatever the
+    database holds: rewritten, they may hold anything JSON can. Each unusable part is
+    None, for the checks to report at the leaf's index (never a query or type error
+    that would stop the walk)."""
+    if not isinstance(commitments, list):
+        commitments = [commitments]
+    if not isinstance(key_ids, list):
+        key_ids = []
+    out = []
+    for n, c in enumerate(commitments):
+        c = c if isinstance(c, dict) else {}
+        key_id = key_ids[n] if n < len(key_ids) else None
+        out.append(
+            (
+                _str(c.get("table")),
+                _str(c.get("row")),
+                _str(c.get("hmac")),
+                key_id
+                if type(key_id) is int and -_BIGINT <= key_id < _BIGINT  # not a bool
+                else None,
+            )
+        )
+    return out
+
+
+def _str(value) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _wanted(said: list[list[Entry]]) -> tuple[dict[str, list[str]], set[int]]:
+    """The rows to read, by table (only keys their table's primary key can hold), and
+    the key ids."""
+    wanted: dict[str, set[str]] = {}
+    key_ids: set[int] = set()
+    for leaf in said:
+        for table, pk, _, key_id in leaf:
+            if table is not None and pk is not None and _is_key(table, pk):
+                wanted.setdefault(table, set()).add(pk)
+            if key_id is not None:
+                key_ids.add(key_id)
+    return {t: sorted(ids) for t, ids in wanted.items()}, key_ids
+
+
+def _is_key(table: str, pk: str) -> bool:
+    """Whether `pk` is a primary key of `table` as the leaf names it (the text the
+    readers give back): a canonical integer or hyphenated UUID, or text without the
+    comma the readers join keys with."""
+    spec = tables.get(table)
+    if spec is None:
+        return False
+    kind = spec.model._meta.pk.get_internal_type()
+    if kind in ("AutoField", "BigAutoField", "IntegerField", "BigIntegerField"):
+        try:
+            return str(int(pk)) == pk and -_BIGINT <= int(pk) < _BIGINT
+        except ValueError:
+            return False
+    if kind == "UUIDField":
+        try:
+            return str(uuid.UUID(pk)) == pk
+        except ValueError:
+            return False
+    return "," not in pk and "\x00" not in pk
 
 
 # -- SQLite (and any other database): Django's cursor, per table
@@ -239,7 +307,7 @@ def _read_sqlite(connection, log_id: int, low: int, high: int, commitments: bool
                 part,
             )
             events.update((_uuid(e[0]), e) for e in cursor.fetchall())
-    leaves, key_ids = [], []
+    leaves, said = [], []
     for r in rows:
         event_id = _uuid(r[3])
         e = events.get(event_id)
@@ -254,23 +322,20 @@ def _read_sqlite(connection, log_id: int, low: int, high: int, commitments: bool
             },
         }  # fmt: skip
         leaves.append((r[0], r[1], r[2], nodes.get(r[0]), row))
-        key_ids.append(_json(r[10]))
+        said.append(entries(row["commitments"], _json(r[10])))
     if not commitments:
         return Chunk(leaves)
-    return Chunk(leaves, key_ids, *_commitments_sqlite(connection, leaves, key_ids))
+    return Chunk(leaves, said, *_commitments_sqlite(connection, said))
 
 
-def _commitments_sqlite(connection, leaves: list, key_ids: list) -> tuple[dict, dict]:
-    wanted: dict[str, set[str]] = {}
-    for (_, _, _, _, row), ids in zip(leaves, key_ids, strict=True):
-        for c, _ in zip(row["commitments"], ids, strict=False):
-            wanted.setdefault(c["table"], set()).add(c["row"])
-    stored = {t: canonical_rows(connection, t, ids) for t, ids in wanted.items()}
+def _commitments_sqlite(connection, said: list[list[Entry]]) -> tuple[dict, dict]:
+    wanted, key_ids = _wanted(said)
+    stored = {t: canonical_rows(connection, t, set(ids)) for t, ids in wanted.items()}
     keys = {
         k.pk: (k.subject, None if k.key is None else bytes(k.key),
                str(k.destroyed_by) if k.destroyed_by else None)
         for k in RecordKey.objects.using(connection.alias)
-        .filter(pk__in={k for ids in key_ids for k in ids})
+        .filter(pk__in=key_ids)
         .only("subject", "key", "destroyed_at", "destroyed_by")
     }  # fmt: skip
     return stored, keys

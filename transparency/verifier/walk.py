@@ -79,7 +79,9 @@ def verify(
             _check_fields(report, index, data, row, dimension)
             if row["action"] == "dispose":
                 disposals.update(
-                    c["row"] for c in row["commitments"] if c["table"] == "grounding_disposal"
+                    pk
+                    for table, pk, _, _ in read.entries(row["commitments"], [])
+                    if table == "grounding_disposal" and pk is not None
                 )
             stack.push(digest)
             # Above a leaf whose node disagrees, the stored nodes are not judged again.
