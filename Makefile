@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint ci clean bench lock prod-smoke soak spec schemathesis
+.PHONY: install run test lint ci clean bench bench-smoke lock prod-smoke soak spec schemathesis
 
 # Local runs: DEBUG on and human-readable log lines, unless the environment says otherwise.
 LOCAL := DJANGO_DEBUG=$${DJANGO_DEBUG:-1} DJANGO_LOG_FORMAT=$${DJANGO_LOG_FORMAT:-text}
@@ -60,6 +60,10 @@ clean:
 # Benchmarks (PostgreSQL only; not part of `make test`). Writes bench/results.json.
 bench: install
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} $(BIN)/python -m bench.run
+
+# Every bench step at a tiny size (bench/smoke.py): proves `make bench` still runs (CI).
+bench-smoke: install
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} $(BIN)/python -m bench.smoke
 
 # The production topology on loopback, from Debian's programs (apt-installs what is
 # missing): PostgreSQL primary + streaming replica, PgBouncer (transaction mode), two

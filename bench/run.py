@@ -46,6 +46,10 @@ divides. Steps and the knobs that size them (defaults in brackets):
   BENCH_FEED_ROUNDS [6], BENCH_FEED_REGISTERS [300], BENCH_FEED_RATE [200],
   BENCH_FEED_SECONDS [15], BENCH_FEED_SUBSCRIBERS [100]
 
+BENCH_RESULTS [bench/results.json]: where the figures are written.
+`make bench-smoke` (bench/smoke.py) runs every step at a tiny size, to prove the bench
+still runs (CI), not to measure.
+
 BENCH_ONLY=step,… runs some steps and keeps the others' figures from the last run;
 ratios are computed only from figures of the current run (each step carries its
 run_id)."""
@@ -110,7 +114,7 @@ def main() -> None:
 
     from bench import ratios, report, workloads
 
-    results_path = ROOT / "bench" / "results.json"
+    results_path = Path(os.environ.get("BENCH_RESULTS", ROOT / "bench" / "results.json"))
     run_id = uuid.uuid4().hex
     results: dict = {"database": "postgresql", "machine_cores": os.cpu_count(), "run_id": run_id}
     if os.environ.get("BENCH_ONLY") and results_path.exists():
