@@ -83,5 +83,7 @@ soak: install
 # schemathesis --checks all against gunicorn, once per role (curator, reviewer, steward,
 # projection agent, access steward), every phase incl. stateful (OpenAPI links), a fixed
 # number of examples, derandomized (tests/schemathesis_run). SCHEMATHESIS_EXAMPLES=10.
+# A subset: SCHEMATHESIS_ROLES=curator SCHEMATHESIS_PATHS=from-citations (a regex over
+# the paths) SCHEMATHESIS_PHASES=examples,coverage,fuzzing (or stateful).
 schemathesis: install
 	$(BIN)/python -m tests.schemathesis_run

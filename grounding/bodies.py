@@ -387,7 +387,7 @@ class ChangeNotificationRequestSerializer(serializers.Serializer):
         "a passage ref; any other kind's: a ref of ≤512 characters. No white space.",
     )
     observed_at = serializers.DateTimeField()
-    reason = serializers.CharField()
+    reason = serializers.CharField(max_length=4000)  # grounding.services.changes
 
 
 def _opt_str(**kwargs: Any) -> serializers.CharField:
@@ -410,7 +410,9 @@ class FromCitationsRequestSerializer(serializers.Serializer):
         "file id, Gemini grounding-chunk index as a string, crw citation or source url) "
         "⇒ the passage it stands for.",
     )
-    owner_ref = _opt_str()
+    owner_ref = _opt_str(max_length=OWNER_REF_LENGTH)
+    # language, media_type: the answer_representation's (grounding.api.openapi_citations
+    # states their patterns, grounding.services.citations.service checks them).
     language = _opt_str()
     media_type = _opt_str()
     use_basis = serializers.ChoiceField(

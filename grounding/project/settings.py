@@ -471,6 +471,9 @@ SPECTACULAR_SETTINGS = {
         "common.web.openapi_strict.type_enums",
         "drf_spectacular.hooks.postprocess_schema_enums",
         "common.web.openapi.close_request_bodies",
+        # grounding.api.openapi_citations: one from-citations body per `format`.
+        "grounding.api.openapi_citations.from_citations_variants",
+        "grounding.api.openapi_rules.cross_member_rules",
         "common.web.openapi_strict.enum_varnames",
         "common.web.openapi_strict.if_match_alternative",
         "common.web.openapi_strict.tagged_unions",

@@ -472,7 +472,8 @@ def _notify_change(api, clients, world, gid):
 def _from_citations(api, clients, world):
     """Provider citations become candidate links; re-posting creates nothing."""
     models, create = api.models, api.groundings.groundings_from_citations
-    body = models.FromCitationsRequest.from_dict(
+    # The body is one variant per format (the payload its parser reads).
+    body = models.FromCitationsOpenaiRequest.from_dict(
         openai_body(
             world,
             answer_revision_ref="urn:answer:77@1",

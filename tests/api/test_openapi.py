@@ -134,7 +134,7 @@ def _resolve(schema: dict, node: dict) -> dict:
     while True:
         if "oneOf" in node and {"type": "null"} in node["oneOf"] and len(node["oneOf"]) == 2:
             node = next(n for n in node["oneOf"] if n != {"type": "null"})
-        elif "allOf" in node and len(node["allOf"]) == 1:
+        elif "allOf" in node and len(node["allOf"]) == 1 and "$ref" in node["allOf"][0]:
             node = node["allOf"][0]
         elif "$ref" in node:
             node = schema["components"]["schemas"][node["$ref"].rsplit("/", 1)[1]]

@@ -280,7 +280,9 @@ def test_a_profile_ref_is_name_at_version_in_the_schema_as_in_the_server(world):
     required: "profile is required as name@version") though the schema took any text."""
     from tests.api.helpers import register_body
 
-    for component in ("RegisterRequest", "FromCitationsRequest"):
+    # from-citations: one body per format, each naming the profile.
+    variants = [v["$ref"].rsplit("/", 1)[1] for v in _component("FromCitationsRequest")["oneOf"]]
+    for component in ("RegisterRequest", *variants):
         profile = _component(component)["properties"]["profile"]
         assert not _admits(profile, "0") and _admits(profile, "wm-mem-016@1.0.0")
     body = {"items": [register_body(world, profile="0")]}

@@ -289,13 +289,22 @@ def test_request_level_errors_point_at_the_request(world, documents):
 
 
 def test_register_offenders_are_remapped_into_the_request(world, documents):
-    body = anthropic_body(world, documents, language="not a tag!")
+    body = anthropic_body(world, documents)
     body["passages"]["0"] = {"passage_id": "0190f000-0000-7000-8000-000000000000"}
     problem = post(world.curator, body).json()
     found = {(o["pointer"], o["code"]) for o in problem["offenders"]}
     assert ("/passages/0/passage_id", "unknown_reference") in found
-    assert any(pointer == "/language" for pointer, _ in found)
     assert all(not p.startswith("/items") for p, _ in found)
+
+
+def test_a_language_is_refused_up_front_not_only_once_a_citation_maps(world, documents):
+    """The options every derived link carries are judged before any citation is
+    (the OpenAPI description states them): refused with no passage mapped too."""
+    for passages in ({"0": {"passage_id": "0190f000-0000-7000-8000-000000000000"}}, {}):
+        body = anthropic_body(world, documents, language="not a tag!", passages=passages)
+        problem = post(world.curator, body).json()
+        found = [(o["pointer"], o["code"]) for o in problem["offenders"]]
+        assert found == [("/language", "schema.pattern")]
 
 
 def test_provider_titles_are_data_only(world, documents):

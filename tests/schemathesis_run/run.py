@@ -26,8 +26,12 @@ are drawn by filtering); they judge hypothesis, not the API.
 Environment: SCHEMATHESIS_EXAMPLES (examples per operation, default 10),
 SCHEMATHESIS_ROLES (comma-separated, default all five), DATABASE_URL (default: a
 scratch SQLite file), SCHEMATHESIS_REPORT_DIR (where each role's NDJSON report is
-kept; default: the scratch directory, removed after the run). Exit status 0 only
-when every role's run is clean.
+kept; default: the scratch directory, removed after the run),
+SCHEMATHESIS_PATHS (a regular expression over the operations' paths, schemathesis'
+--include-path-regex, e.g. `from-citations` or `^/api/v1/groundings/$`; default every
+operation), SCHEMATHESIS_PHASES (comma-separated, schemathesis' --phases, e.g.
+`examples,coverage,fuzzing` or `stateful`; default all four). Exit status 0 only when
+every role's run is clean.
 """
 
 from __future__ import annotations
@@ -80,6 +84,11 @@ def _run_role(base: str, role: str, token: str, examples: int, report: Path) -> 
         "--no-color",
         "--report", "ndjson", "--report-ndjson-path", str(report),
     ]  # fmt: skip
+    # A subset, for a run over the operations a change touched (a whole run is long).
+    if paths := os.environ.get("SCHEMATHESIS_PATHS"):
+        command += ["--include-path-regex", paths]
+    if phases := os.environ.get("SCHEMATHESIS_PHASES"):
+        command += ["--phases", phases]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.schemathesis_run.hooks"}
     env["PYTHONPATH"] = str(PROJECT)
     started = time.monotonic()

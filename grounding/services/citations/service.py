@@ -56,6 +56,7 @@ from grounding.services.anchoring import do_record_anchor_observation
 from grounding.services.citations.plan import plan as plan_citation
 from grounding.services.citations.report import build_report, remap
 from grounding.services.register import REGISTER_REFUSALS, do_register_many
+from grounding.values import structured
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role
@@ -95,11 +96,11 @@ def check_request(request: Any) -> list[Offender]:
         value = request.get(key)
         if value is not None and (not isinstance(value, str) or not value.strip()):
             offenders.append(Offender(f"/{key}", "type", f"{key} must be a non-empty string."))
-    ref = request.get("answer_revision_ref")
-    if isinstance(ref, str) and len(ref) > REQUEST.max_length("answer_revision_ref"):
-        offenders.append(
-            Offender("/answer_revision_ref", "max_length", "answer_revision_ref is too long.")
-        )
+    for key in ("answer_revision_ref", "owner_ref"):
+        value = request.get(key)
+        if isinstance(value, str) and len(value) > REQUEST.max_length(key):
+            offenders.append(Offender(f"/{key}", "max_length", f"{key} is too long."))
+    offenders += _option_offenders(request)
     for key in ("format", "offset_unit"):
         allowed = REQUEST.choices(key)
         if request.get(key) is not None and request[key] not in allowed:
@@ -118,6 +119,27 @@ def check_request(request: Any) -> list[Offender]:
             if not isinstance(value, dict)
         ]
     return offenders
+
+
+def _option_offenders(request: dict) -> list[Offender]:
+    """The options every derived link carries, judged as register judges them but up
+    front: a request is refused for what it says, not for whether one of its citations
+    happened to map to a passage (the OpenAPI description states these rules)."""
+    given = {
+        key: request[key]
+        for key in ("language", "media_type")
+        if isinstance(request.get(key), str) and request[key].strip()
+    }
+    offenders = []
+    if given:
+        # The other member at a value the shipped schema admits: only the given ones judged.
+        representation = {"language": "und", "media_type": "text/plain", **given}
+        offenders += [
+            o
+            for o in structured.validate("answer_representation", representation)
+            if o.pointer.lstrip("/").split("/")[0] in given
+        ]
+    return offenders + inputs.check_use_basis(request, pointer="")
 
 
 def register_from_citations(*, actor, request: dict) -> tuple[dict, bool]:
