@@ -77,9 +77,13 @@ def _convert(node: Any, defs: dict[str, Any], seen: tuple[str, ...], component: 
             out["type"] = outcomes[0]["type"]
     # Free text is storable text (the server refuses U+0000 and lone surrogates in any
     # string of a body before the schema is applied: common.kernel.text).
-    if out.get("type") == "string" and not {"pattern", "format", "enum", "const"} & set(out):
+    # A type list with "string" too (a reference or an object): `pattern` applies to
+    # its strings only.
+    kind = out.get("type")
+    text = kind == "string" or (isinstance(kind, list) and "string" in kind)
+    if text and not {"pattern", "format", "enum", "const"} & set(out):
         out["pattern"] = STORABLE
-    elif out.get("type") == "string" and _may_hold_nul(out.get("pattern")):
+    elif text and _may_hold_nul(out.get("pattern")):
         # A pattern of its own that admits U+0000 (a negated class, a dot): the
         # storable rule beside it.
         out["allOf"] = [*out.get("allOf", []), {"pattern": STORABLE}]

@@ -47,6 +47,10 @@ def _parse(value: str) -> datetime | None:
         delta = timedelta(hours=off_h, minutes=off_m)
         offset = timezone(-delta if m.group(8)[0] == "-" else delta)
     try:
-        return datetime(year, month, day, hour, minute, min(second, 59), tzinfo=offset)
-    except ValueError:
+        instant = datetime(year, month, day, hour, minute, min(second, 59), tzinfo=offset)
+        # In UTC: RFC 3339 allows offsets up to ±23:59, PostgreSQL's timestamptz input
+        # only up to ±15:59 (a query or row with +22:09 was a 400 "cannot store").
+        # The instant is the same; an offset taking it past year 1 or 9999 is none.
+        return instant.astimezone(UTC)
+    except (ValueError, OverflowError):
         return None

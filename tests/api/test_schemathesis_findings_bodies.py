@@ -11,7 +11,8 @@ import copy
 
 import pytest
 
-from tests.api.helpers import client_for, problem, register_body
+from tests import factories
+from tests.api.helpers import assess, client_for, problem, register, register_body
 from tests.api.test_schemathesis_findings import _admits, _component
 from tests.citations.helpers import URL, load, openai_body
 from tests.schemathesis_run.hooks import _beyond_schema
@@ -168,3 +169,36 @@ def test_a_change_notification_s_subject_has_its_kind_s_shape_in_both(
         assert response.status_code == 201, response.content
     else:
         assert _offenders(response) == [("/subject_ref", "subject_shape")]
+
+
+def test_u0000_in_an_excluded_item_is_refused_by_both(world):
+    """A coverage population's excluded item is a reference or an object: its text is
+    storable text in the schema too (the stateful phase sent a U+0000 there)."""
+    link = register(world)
+    population = {
+        "claim_inventory_revision_ref": "urn:inventory:7@1",
+        "numerator": 1,
+        "denominator": 2,
+        "excluded_items": ["urn:claim:1", "urn:claim:\u00002"],
+        "counting_rule_ref": "urn:rule:count@1",
+    }
+    body = factories.assessment_body(1, coverage_population=population)
+    assert not _admits(_component("AssessmentRequest"), body)
+    response = assess(world, link["grounding_id"], 1, coverage_population=population)
+    assert _offenders(response) == [
+        ("/coverage_population/excluded_items/1", "unstorable_character")
+    ]
+    population["excluded_items"][1] = "urn:claim:2"
+    assert _admits(_component("AssessmentRequest"), body)
+    assert assess(world, link["grounding_id"], 1, coverage_population=population).status_code == 201
+
+
+@pytest.mark.parametrize("instant", ["2521-04-18T01:01:08.8509+22:09", "3540-01-01T00:00:00-23:59"])
+def test_an_instant_with_any_rfc3339_offset_is_taken(world, instant):
+    """RFC 3339 offsets go to ±23:59, PostgreSQL's input to ±15:59: the stateful phase's
+    `observed_before=…+22:09` was a 400 "cannot store". Instants reach the database
+    in UTC."""
+    client = client_for(world.curator)
+    response = client.get("/api/v1/change-notifications/", {"observed_before": instant})
+    assert response.status_code == 200, response.content
+    assert response.json()["results"] == []

@@ -35,6 +35,25 @@ def test_instants_parse_as_the_timestamp_rule_says(text, expected):
     assert parse_rfc3339(text) == expected  # the memoized answer, the second time
 
 
+@pytest.mark.parametrize(
+    ("text", "utc"),
+    [
+        ("2521-04-18T01:01:08.8509+22:09", datetime(2521, 4, 17, 2, 52, 8, tzinfo=UTC)),
+        ("3540-01-01T00:00:00-23:59", datetime(3540, 1, 1, 23, 59, tzinfo=UTC)),
+        ("2026-11-30T12:00:00+05:30", datetime(2026, 11, 30, 6, 30, tzinfo=UTC)),
+    ],
+)
+def test_every_instant_is_given_in_utc(text, utc):
+    # PostgreSQL takes offsets up to ±15:59 only: the instant goes to it in UTC.
+    parsed = parse_rfc3339(text)
+    assert (parsed, parsed.utcoffset()) == (utc, timedelta(0))
+
+
+@pytest.mark.parametrize("text", ["9999-12-31T23:00:00-01:00", "0001-01-01T00:30:00+01:00"])
+def test_an_offset_taking_the_instant_past_the_calendar_is_no_instant(text):
+    assert parse_rfc3339(text) is None
+
+
 def test_long_texts_are_parsed_but_never_memoized():
     before = timestamps._parse_memoized.cache_info().currsize
     long_valid = "2026-11-30T12:00:00." + "1" * 60 + "Z"
