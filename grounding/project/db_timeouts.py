@@ -14,6 +14,14 @@ from typing import Any
 
 POSTGRESQL_ENGINES = ("django.db.backends.postgresql",)
 
+# SQLite's own wait (settings.py says why): writers take the lock at BEGIN and queue
+# for it up to `timeout` seconds; WAL lets readers read meanwhile.
+SQLITE_OPTIONS: dict[str, Any] = {
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+    "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL",
+}
+
 # Session setting (server side) -> which keyword of `with_timeouts` gives its seconds.
 _SERVER_SETTINGS = (
     ("statement_timeout", "statement"),

@@ -13,7 +13,7 @@ import dj_database_url
 from csp import constants as csp
 from django.core.exceptions import ImproperlyConfigured
 
-from grounding.project.db_timeouts import with_timeouts
+from grounding.project.db_timeouts import SQLITE_OPTIONS, with_timeouts
 from grounding.project.env import env_bool, env_int, env_list, env_str, load_env_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -177,6 +177,15 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+
+# SQLite (`make run`, the SQLite test pass) with concurrent writers: the dev server's
+# threads and the inline log sequencer. A deferred transaction that read first cannot
+# take the write lock another holds, and SQLite answers "database is locked" at once,
+# without waiting (its deadlock rule): a 503 for a request that merely came second.
+# IMMEDIATE takes the write lock at BEGIN, so writers queue (up to `timeout` seconds);
+# WAL lets readers read meanwhile.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"].setdefault("OPTIONS", {}).update(SQLITE_OPTIONS)
 
 # Optional read replica: list/read queries go there, anything in a write transaction
 # or a write request stays on the primary (grounding/project/db_router.py). Tests mirror it
