@@ -30,6 +30,7 @@ from datetime import datetime
 from django.db import connections, router
 
 from common.kernel import cursors
+from feed import log_link
 from feed.choices import EventType
 from policies.models import AuditEvent
 
@@ -99,18 +100,21 @@ def plan(events: Sequence[AuditEvent]) -> Planned:
 
 
 def on_applied(events: Sequence[AuditEvent]) -> None:
-    """The audit listener: write the events (and deliveries) these applied events owe."""
+    """The audit listener: write the events these applied events owe (and, with the log
+    turned off, their deliveries)."""
     planned = plan(events)
     if not planned:
         return
     using = router.db_for_write(AuditEvent)
     connection = connections[using]
+    # With the log on the delivery workers write the deliveries, in log order.
+    deliveries = not log_link.log_on()
     if connection.vendor == "postgresql":
-        _write_postgresql(connection, planned)
+        _write_postgresql(connection, planned, deliveries)
     else:
         from feed.outbox_orm import write_with_orm
 
-        write_with_orm(using, planned)
+        write_with_orm(using, planned, deliveries)
 
 
 def _columns(rows: list[tuple], count: int) -> list[list]:
@@ -118,9 +122,11 @@ def _columns(rows: list[tuple], count: int) -> list[list]:
 
 
 # One statement: the events from the rows the write stored (a link's states, an
-# import's passages, a decision's Dimension), then a delivery per event for every
-# active subscription of its Dimension that wants its type. Only the kinds a write
-# emits are in its statement (a registration's has the links' part alone).
+# import's passages, a decision's Dimension). With the log turned off, it also writes
+# a delivery per event for every active subscription of its Dimension that wants its
+# type (with the log on, the delivery workers write those: feed.worker.fan_out). Only
+# the kinds a write emits are in its statement (a registration's has the links' part
+# alone).
 LINKS = (
     "l(audit, gid, type, at) AS (SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::text[], "
     "%s::timestamptz[]))",
@@ -158,11 +164,15 @@ ONE_LINK = (
 )
 
 
-def _outbox(inputs: str, selects: str) -> str:
+def _outbox(inputs: str, selects: str, deliveries: bool) -> str:
+    events = (
+        "INSERT INTO feed_event (event_id, dimension_id, type, subject, sequence, time, "
+        f"audit_event_id, data) {selects}"
+    )
+    if not deliveries:
+        return cursors.numbered(f"WITH {inputs[:-2]} {events}" if inputs else events)
     return cursors.numbered(
-        f"WITH {inputs}e AS (INSERT INTO feed_event (event_id, dimension_id, type, subject, "
-        f"sequence, time, audit_event_id, data) {selects} "
-        "RETURNING id, dimension_id, type, subject, sequence) "
+        f"WITH {inputs}e AS ({events} RETURNING id, dimension_id, type, subject, sequence) "
         "INSERT INTO feed_delivery (webhook_id, event_id, subject, sequence, state, due_at, "
         "attempts, created_at) "
         "SELECT w.webhook_id, e.id, e.subject, e.sequence, 'pending', now(), 0, now() "
@@ -171,26 +181,27 @@ def _outbox(inputs: str, selects: str) -> str:
     )
 
 
-ONE_LINK_STATEMENT = _outbox("", ONE_LINK)
-
-
-@functools.lru_cache(maxsize=8)
-def statement(links: bool, imports: bool, decisions: bool) -> str:
+@functools.lru_cache(maxsize=32)
+def statement(links: bool, imports: bool, decisions: bool, deliveries: bool = False) -> str:
+    """The statement of a write emitting these kinds (all False: one link's event)."""
     parts = [part for part, wanted in ((LINKS, links), (IMPORTS, imports),
                                        (DECISIONS, decisions)) if wanted]  # fmt: skip
+    if not parts:
+        return _outbox("", ONE_LINK, deliveries)
     inputs = "".join(f"{source}, " for source, _ in parts)
-    return _outbox(inputs, " UNION ALL ".join(select for _, select in parts))
+    return _outbox(inputs, " UNION ALL ".join(select for _, select in parts), deliveries)
 
 
-def _write_postgresql(connection, planned: Planned) -> None:
+def _write_postgresql(connection, planned: Planned, deliveries: bool) -> None:
     if len(planned.links) == 1 and not planned.imports and not planned.decisions:
         audit_id, gid, kind, at = planned.links[0]
-        sql, params = ONE_LINK_STATEMENT, [kind, at, audit_id, gid]
+        sql, params = statement(False, False, False, deliveries), [kind, at, audit_id, gid]
     else:
         params = []
         for rows, count in ((planned.links, 4), (planned.imports, 3), (planned.decisions, 7)):
             if rows:
                 params += _columns(rows, count)
-        sql = statement(bool(planned.links), bool(planned.imports), bool(planned.decisions))
+        kinds = (bool(planned.links), bool(planned.imports), bool(planned.decisions))
+        sql = statement(*kinds, deliveries)
     with cursors.server_bound(connection) as cursor:
         cursor.execute(sql, params)
