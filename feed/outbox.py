@@ -2,8 +2,11 @@
 
 `on_applied` is registered with `policies.audit.on_applied`: every applied audit
 event reaches it inside the write's transaction, right after the event was written,
-so the outbox rows (and the deliveries owed to the Dimension's subscriptions) commit
-or roll back with the write. A rolled-back write emits nothing.
+so the outbox rows commit or roll back with the write. A rolled-back write emits
+nothing. The deliveries owed to the Dimension's subscriptions are written by the
+delivery workers, each subscription's from its place in the transparency log
+(`feed.worker.fan_out`); with the log turned off there is no order to take them
+from, and this statement writes them with the events.
 
 Which audit actions are events (API.md "Event feed"): a link's operations (one event
 per link, `sequence` = the link's revision, so contiguous per link: every revision of
@@ -13,10 +16,11 @@ a WSP import (one `passage.imported` per passage it stored), and disclosure deci
 projections, the summary events of a change notification or a from-citations
 request) is audited and logged but is no event: nothing a consumer displays changed.
 
-Cost: one statement per write, whatever it emits (bench: register with the outbox
-within 1.10× of without). On PostgreSQL the statement reads the link's states from
-the row the write just stored, inserts the events and their deliveries; other
-databases take the same steps through the ORM.
+Cost: one statement per write, whatever it emits (bench `outbox_over_register`:
+register with the outbox within 1.10× of without). On PostgreSQL the statement reads
+the link's states from the row the write just stored and inserts the events; one
+link's event (most writes) by a statement of scalars, several by unnested arrays.
+Other databases take the same steps through the ORM (`feed.outbox_orm`).
 """
 
 from __future__ import annotations
