@@ -10,9 +10,12 @@ skips an event that commits later. The outbox's own ids are not like that: a wri
 that took id 10 may commit after a reader saw id 11 (docs/events.md "Why the log
 orders the stream").
 
+The same argument lets the delivery workers write a subscription's deliveries from
+its place in the log (`last_index`, `events_between`, `behind`; feed.worker.fan_out).
+
 With the log turned off (GROUNDING_LOG_ENABLED=0) events carry no logindex and the
 stream falls back to outbox-id order, which is gap-free only without concurrent
-writers.
+writers; the outbox then writes the deliveries with the events.
 """
 
 from __future__ import annotations
