@@ -10,9 +10,12 @@ skips an event that commits later. The outbox's own ids are not like that: a wri
 that took id 10 may commit after a reader saw id 11 (docs/events.md "Why the log
 orders the stream").
 
+The same argument lets the delivery workers write a subscription's deliveries from
+its place in the log (`last_index`, `events_between`, `behind`; feed.worker.fan_out).
+
 With the log turned off (GROUNDING_LOG_ENABLED=0) events carry no logindex and the
 stream falls back to outbox-id order, which is gap-free only without concurrent
-writers.
+writers; the outbox then writes the deliveries with the events.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from datetime import datetime
 
 from django.apps import apps
 from django.conf import settings
-from django.db.models import Max, Sum
+from django.db.models import Exists, Max, Min, OuterRef, Sum
 
 from feed.models import Event
 
@@ -77,6 +80,54 @@ def integrated_page(
     )
     rows = Event.objects.raw(statement, [dimension_id, index, index, last_id, limit])
     return [(row, row.logindex) for row in rows]
+
+
+def last_index(dimension_id: int) -> int:
+    """The index of the Dimension's last integrated leaf (-1: none). Read before the
+    leaves up to it: the sequencer stores a batch's leaves and the log's new size in
+    one transaction, so every leaf up to the size read is visible afterwards."""
+    if not apps.is_installed("transparency"):
+        return -1
+    from transparency.models import Log
+
+    size = Log.objects.filter(dimension_id=dimension_id).values_list("size", flat=True).first()
+    return (size or 0) - 1
+
+
+def events_between(dimension_id: int, after: int, upto: int) -> list[Event]:
+    """The Dimension's events of the leaves after index `after` up to `upto`, in stream
+    order (id, type, subject, sequence, time only)."""
+    from transparency.models import Leaf, Log
+
+    leaf, log, event = Leaf._meta.db_table, Log._meta.db_table, Event._meta.db_table
+    statement = (
+        f"SELECT e.id, e.type, e.subject, e.sequence, e.time FROM {leaf} l "
+        f"JOIN {event} e ON e.audit_event_id = l.audit_event "
+        f"WHERE l.log_id = (SELECT id FROM {log} WHERE dimension_id = %s) "
+        f'AND l."index" > %s AND l."index" <= %s ORDER BY l."index", e.id'
+    )
+    return list(Event.objects.raw(statement, [dimension_id, after, upto]))
+
+
+def oldest_after(dimension_id: int, after: int, types: list[str]) -> datetime | None:
+    """The time of the oldest event of these types (empty: any) of the Dimension's
+    leaves integrated after index `after`."""
+    from transparency.models import Leaf
+
+    leaves = Leaf.objects.filter(log__dimension_id=dimension_id, index__gt=after)
+    events = Event.objects.filter(audit_event_id__in=leaves.values("audit_event"))
+    if types:
+        events = events.filter(type__in=types)
+    return events.aggregate(oldest=Min("time"))["oldest"]
+
+
+def behind(dimension: str, index: str) -> Exists:
+    """Whether the log of the Dimension named by the outer query's field `dimension`
+    has integrated a leaf after the outer query's field `index`."""
+    from transparency.models import Log
+
+    logs = Log.objects.filter(dimension_id=OuterRef(dimension), size__gt=OuterRef(index) + 1)
+    return Exists(logs)
 
 
 def leaf_index_of(event: Event) -> int | None:

@@ -15,7 +15,7 @@ from prometheus_client.registry import Collector
 
 from feed import log_link
 from feed.choices import AttemptOutcome, DeliveryState
-from feed.models import Delivery, DeliveryAttempt
+from feed.models import Delivery, DeliveryAttempt, DeliveryLane
 
 REQUEST_SECONDS = Histogram(
     "grounding_http_request_duration_seconds",
@@ -32,9 +32,7 @@ class RegistryCollector(Collector):
         from grounding.models import GroundingLink
 
         now = timezone.now()
-        oldest = Delivery.objects.filter(state=DeliveryState.PENDING).aggregate(
-            oldest=Min("event__time")
-        )["oldest"]
+        oldest = _oldest_owed()
         lag = GaugeMetricFamily(
             "grounding_outbox_lag_seconds",
             "Age of the oldest event still owed to a webhook (0: none is).",
@@ -78,3 +76,26 @@ class RegistryCollector(Collector):
             )
             checkpoint.add_metric([], age)
             yield checkpoint
+
+
+def _oldest_owed():
+    """The time of the oldest event owed to an active subscription: a pending
+    delivery's, or (the log on) one of the leaves past a lane's place, whose delivery
+    no worker wrote yet (feed.worker.fan_out)."""
+    found = [
+        Delivery.objects.filter(state=DeliveryState.PENDING).aggregate(oldest=Min("event__time"))[
+            "oldest"
+        ]
+    ]
+    if log_link.log_on():
+        lanes = (
+            DeliveryLane.objects.filter(webhook__active=True)
+            .filter(log_link.behind("webhook__dimension_id", "logindex"))
+            .select_related("webhook")
+        )
+        found += [
+            log_link.oldest_after(lane.webhook.dimension_id, lane.logindex,
+                                  lane.webhook.event_types)
+            for lane in lanes
+        ]  # fmt: skip
+    return min((at for at in found if at is not None), default=None)

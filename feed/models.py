@@ -5,7 +5,8 @@ caused it, never changed afterwards. `Delivery` is one event owed to one subscri
 (pending until delivered or given up); `DeliveryAttempt` is one try, append-only, the
 history of a delivery. `DeliveryLane` is the row a delivery worker locks (FOR UPDATE
 SKIP LOCKED) while it delivers a subscription's due events, so one worker at a time
-serves a subscription, in order, and a killed worker's lock dies with its connection.
+serves a subscription, in order, and a killed worker's lock dies with its connection;
+it also holds the subscription's place in the log, up to which its deliveries exist.
 """
 
 from __future__ import annotations
@@ -75,8 +76,14 @@ class Event(AppendOnlyModel):
     # the outbox statement, from rows it joins (so they exist), and a Dimension, an
     # event or a webhook is never deleted. A constraint would make every write lock its
     # Dimension's row at commit (the check's FOR KEY SHARE), for nothing.
+    # No index of its own: feed_event_dimension_idx (dimension, id) serves its lookups,
+    # and each index is one more insert on every write.
     dimension = models.ForeignKey(
-        Dimension, on_delete=models.DO_NOTHING, related_name="+", db_constraint=False
+        Dimension,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
     )
     type = models.CharField(max_length=64)
     subject = models.CharField(max_length=255)
@@ -98,12 +105,19 @@ class Delivery(models.Model):
     """One event owed to one subscription: pending until a 2xx, or failed for good."""
 
     id = models.BigAutoField(primary_key=True)
-    # No database constraints (see Event.dimension): written by the outbox statement only.
+    # No database constraints (see Event.dimension): written by the delivery workers
+    # (feed.worker.fan_out) or, with the log off, the outbox statement. No index of
+    # their own either: feed_delivery_once (webhook, event) leads with the webhook, and
+    # nothing looks a delivery up by its event.
     webhook = models.ForeignKey(
-        Webhook, on_delete=models.DO_NOTHING, related_name="deliveries", db_constraint=False
+        Webhook,
+        on_delete=models.DO_NOTHING,
+        related_name="deliveries",
+        db_constraint=False,
+        db_index=False,
     )
     event = models.ForeignKey(
-        Event, on_delete=models.DO_NOTHING, related_name="+", db_constraint=False
+        Event, on_delete=models.DO_NOTHING, related_name="+", db_constraint=False, db_index=False
     )
     # The event's subject and sequence, so the order per subject is kept by an index.
     subject = models.CharField(max_length=255)
@@ -173,6 +187,9 @@ class DeliveryLane(models.Model):
     # last served the lane (lanes are served least recently served first).
     attempts = models.PositiveIntegerField(default=0)
     served_at = models.DateTimeField(null=True, blank=True)
+    # The subscription's place in its Dimension's transparency log: the events of every
+    # leaf up to this index have their deliveries (feed.worker.fan_out); -1: none yet.
+    logindex = models.BigIntegerField(default=-1)
 
     def __str__(self) -> str:
         return f"lane of {self.webhook_id}"

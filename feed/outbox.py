@@ -2,8 +2,11 @@
 
 `on_applied` is registered with `policies.audit.on_applied`: every applied audit
 event reaches it inside the write's transaction, right after the event was written,
-so the outbox rows (and the deliveries owed to the Dimension's subscriptions) commit
-or roll back with the write. A rolled-back write emits nothing.
+so the outbox rows commit or roll back with the write. A rolled-back write emits
+nothing. The deliveries owed to the Dimension's subscriptions are written by the
+delivery workers, each subscription's from its place in the transparency log
+(`feed.worker.fan_out`); with the log turned off there is no order to take them
+from, and this statement writes them with the events.
 
 Which audit actions are events (API.md "Event feed"): a link's operations (one event
 per link, `sequence` = the link's revision, so contiguous per link: every revision of
@@ -13,10 +16,11 @@ a WSP import (one `passage.imported` per passage it stored), and disclosure deci
 projections, the summary events of a change notification or a from-citations
 request) is audited and logged but is no event: nothing a consumer displays changed.
 
-Cost: one statement per write, whatever it emits (bench: register with the outbox
-within 1.10× of without). On PostgreSQL the statement reads the link's states from
-the row the write just stored, inserts the events and their deliveries; other
-databases take the same steps through the ORM.
+Cost: one statement per write, whatever it emits (bench `outbox_over_register`:
+register with the outbox within 1.10× of without). On PostgreSQL the statement reads
+the link's states from the row the write just stored and inserts the events; one
+link's event (most writes) by a statement of scalars, several by unnested arrays.
+Other databases take the same steps through the ORM (`feed.outbox_orm`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from datetime import datetime
 from django.db import connections, router
 
 from common.kernel import cursors
+from common.kernel.identifiers import uuid7
+from feed import log_link
 from feed.choices import EventType
 from policies.models import AuditEvent
 
@@ -99,18 +105,21 @@ def plan(events: Sequence[AuditEvent]) -> Planned:
 
 
 def on_applied(events: Sequence[AuditEvent]) -> None:
-    """The audit listener: write the events (and deliveries) these applied events owe."""
+    """The audit listener: write the events these applied events owe (and, with the log
+    turned off, their deliveries)."""
     planned = plan(events)
     if not planned:
         return
     using = router.db_for_write(AuditEvent)
     connection = connections[using]
+    # With the log on the delivery workers write the deliveries, in log order.
+    deliveries = not log_link.log_on()
     if connection.vendor == "postgresql":
-        _write_postgresql(connection, planned)
+        _write_postgresql(connection, planned, deliveries)
     else:
         from feed.outbox_orm import write_with_orm
 
-        write_with_orm(using, planned)
+        write_with_orm(using, planned, deliveries)
 
 
 def _columns(rows: list[tuple], count: int) -> list[list]:
@@ -118,13 +127,19 @@ def _columns(rows: list[tuple], count: int) -> list[list]:
 
 
 # One statement: the events from the rows the write stored (a link's states, an
-# import's passages, a decision's Dimension), then a delivery per event for every
-# active subscription of its Dimension that wants its type. Only the kinds a write
-# emits are in its statement (a registration's has the links' part alone).
+# import's passages, a decision's Dimension). With the log turned off, it also writes
+# a delivery per event for every active subscription of its Dimension that wants its
+# type (with the log on, the delivery workers write those: feed.worker.fan_out). Only
+# the kinds a write emits are in its statement (a registration's has the links' part
+# alone). Event ids are UUIDv7 (time-ordered, as the ORM path's), given with the
+# values: a random one (gen_random_uuid) lands on a random leaf of the event_id index,
+# which on a large table costs a full page image in the WAL at its first change after
+# each checkpoint (about 10 KB per write instead of 0.65 KB). An import's passages are
+# not counted before the statement: their ids are random.
 LINKS = (
-    "l(audit, gid, type, at) AS (SELECT * FROM unnest(%s::uuid[], %s::uuid[], %s::text[], "
-    "%s::timestamptz[]))",
-    "SELECT gen_random_uuid(), g.dimension_id, l.type, l.gid::text, g.revision, l.at, l.audit, "
+    "l(eid, audit, gid, type, at) AS (SELECT * FROM unnest(%s::uuid[], %s::uuid[], "
+    "%s::uuid[], %s::text[], %s::timestamptz[]))",
+    "SELECT l.eid, g.dimension_id, l.type, l.gid::text, g.revision, l.at, l.audit, "
     "jsonb_build_object('grounding_id', l.gid::text, 'revision', g.revision, "
     "'record_state', g.record_state, 'recheck_state', g.recheck_state, "
     "'display_state', g.display_state) "
@@ -138,24 +153,36 @@ IMPORTS = (
     "FROM i JOIN evidence_passage p ON p.retrieval_observation_id = i.import",
 )
 DECISIONS = (
-    "d(audit, ref, dim, type, seq, state, at) AS (SELECT * FROM unnest(%s::uuid[], %s::text[], "
-    "%s::text[], %s::text[], %s::int[], %s::text[], %s::timestamptz[]))",
-    "SELECT gen_random_uuid(), n.id, d.type, d.ref, d.seq, d.at, d.audit, "
+    "d(eid, audit, ref, dim, type, seq, state, at) AS (SELECT * FROM unnest(%s::uuid[], "
+    "%s::uuid[], %s::text[], %s::text[], %s::text[], %s::int[], %s::text[], "
+    "%s::timestamptz[]))",
+    "SELECT d.eid, n.id, d.type, d.ref, d.seq, d.at, d.audit, "
     "jsonb_build_object('decision_ref', d.ref, 'decision_state', d.state) "
     "FROM d JOIN policies_dimension n ON n.name = d.dim",
 )
 
 
-@functools.lru_cache(maxsize=8)
-def statement(links: bool, imports: bool, decisions: bool) -> str:
-    parts = [part for part, wanted in ((LINKS, links), (IMPORTS, imports),
-                                       (DECISIONS, decisions)) if wanted]  # fmt: skip
-    inputs = ", ".join(source for source, _ in parts)
-    selects = " UNION ALL ".join(select for _, select in parts)
+# Most writes emit one link's event: its values as scalars, the link's row by its key.
+# The arrays' form costs the server about 0.3 ms more for that one row (the unnested
+# arrays and their join: docs/performance.md "The outbox").
+ONE_LINK = (
+    "SELECT %s::uuid, g.dimension_id, %s::text, g.grounding_id::text, g.revision, "
+    "%s::timestamptz, %s::uuid, jsonb_build_object('grounding_id', g.grounding_id::text, "
+    "'revision', g.revision, 'record_state', g.record_state, 'recheck_state', "
+    "g.recheck_state, 'display_state', g.display_state) "
+    "FROM grounding_groundinglink g WHERE g.grounding_id = %s"
+)
+
+
+def _outbox(inputs: str, selects: str, deliveries: bool) -> str:
+    events = (
+        "INSERT INTO feed_event (event_id, dimension_id, type, subject, sequence, time, "
+        f"audit_event_id, data) {selects}"
+    )
+    if not deliveries:
+        return cursors.numbered(f"WITH {inputs[:-2]} {events}" if inputs else events)
     return cursors.numbered(
-        f"WITH {inputs}, e AS (INSERT INTO feed_event (event_id, dimension_id, type, subject, "
-        f"sequence, time, audit_event_id, data) {selects} "
-        "RETURNING id, dimension_id, type, subject, sequence) "
+        f"WITH {inputs}e AS ({events} RETURNING id, dimension_id, type, subject, sequence) "
         "INSERT INTO feed_delivery (webhook_id, event_id, subject, sequence, state, due_at, "
         "attempts, created_at) "
         "SELECT w.webhook_id, e.id, e.subject, e.sequence, 'pending', now(), 0, now() "
@@ -164,11 +191,29 @@ def statement(links: bool, imports: bool, decisions: bool) -> str:
     )
 
 
-def _write_postgresql(connection, planned: Planned) -> None:
-    params: list = []
-    for rows, count in ((planned.links, 4), (planned.imports, 3), (planned.decisions, 7)):
-        if rows:
-            params += _columns(rows, count)
-    sql = statement(bool(planned.links), bool(planned.imports), bool(planned.decisions))
+@functools.lru_cache(maxsize=32)
+def statement(links: bool, imports: bool, decisions: bool, deliveries: bool = False) -> str:
+    """The statement of a write emitting these kinds (all False: one link's event)."""
+    parts = [part for part, wanted in ((LINKS, links), (IMPORTS, imports),
+                                       (DECISIONS, decisions)) if wanted]  # fmt: skip
+    if not parts:
+        return _outbox("", ONE_LINK, deliveries)
+    inputs = "".join(f"{source}, " for source, _ in parts)
+    return _outbox(inputs, " UNION ALL ".join(select for _, select in parts), deliveries)
+
+
+def _write_postgresql(connection, planned: Planned, deliveries: bool) -> None:
+    if len(planned.links) == 1 and not planned.imports and not planned.decisions:
+        audit_id, gid, kind, at = planned.links[0]
+        sql = statement(False, False, False, deliveries)
+        params = [uuid7(), kind, at, audit_id, gid]
+    else:
+        params = []
+        for rows, count, ids in ((planned.links, 4, True), (planned.imports, 3, False),
+                                 (planned.decisions, 7, True)):  # fmt: skip
+            if rows:
+                params += ([[uuid7() for _ in rows]] if ids else []) + _columns(rows, count)
+        kinds = (bool(planned.links), bool(planned.imports), bool(planned.decisions))
+        sql = statement(*kinds, deliveries)
     with cursors.server_bound(connection) as cursor:
         cursor.execute(sql, params)

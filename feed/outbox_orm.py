@@ -12,7 +12,7 @@ from feed.outbox import Planned
 from policies.models import Dimension
 
 
-def write_with_orm(using: str, planned: Planned) -> None:
+def write_with_orm(using: str, planned: Planned, deliveries: bool) -> None:
     from evidence.models import Passage
     from grounding.models import GroundingLink
 
@@ -55,6 +55,8 @@ def write_with_orm(using: str, planned: Planned) -> None:
     if not events:
         return
     Event.objects.using(using).bulk_create(events)
+    if not deliveries:
+        return
     now = timezone.now()
     hooks = Webhook.objects.using(using).filter(
         dimension_id__in={e.dimension_id for e in events}, active=True

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from common.kernel import compat
 from common.kernel.refusals import Offender, Refusal
-from feed import selectors, signing, ssrf
+from feed import log_link, selectors, signing, ssrf
 from feed.choices import DeliveryState, EventType
 from feed.models import Delivery, DeliveryAttempt, DeliveryLane, Webhook
 from policies import audit
@@ -83,14 +83,17 @@ def do_create_webhook(
         created_by=actor if getattr(actor, "pk", None) else None,
     )
     _save(webhook, actor, "webhook created")
-    DeliveryLane.objects.create(webhook=webhook)
+    # Owed the events of the leaves integrated from now on: each event committed after
+    # this transaction gets a later index (feed.worker.fan_out).
+    DeliveryLane.objects.create(webhook=webhook, logindex=log_link.last_index(found.pk))
     _audit(actor, CREATE_WEBHOOK.action, webhook)
     return Created(webhook, secret)
 
 
 @composable
 def do_change_webhook(*, actor, webhook_id: Any, active: Any) -> Webhook:
-    """Turn a subscription on (again, after a 410 disabled it) or off."""
+    """Turn a subscription on (again, after a 410 disabled it) or off. Off, it keeps
+    its place in the log: turned on again, it is owed what was written meanwhile."""
     webhook = selectors.webhook_of(actor, webhook_id)
     if not isinstance(active, bool):
         _invalid([Offender("/active", "type", "active is true or false.")])

@@ -2,9 +2,12 @@
 wants it, at least once, in order per subscription and subject.
 
 A worker thread claims one subscription's lane with `SELECT … FOR UPDATE SKIP LOCKED`
-(the least recently served lane with a due delivery), so several workers on several
-machines never serve one subscription at once, and a slow or hanging receiver holds
-one thread, never another subscription's deliveries. Inside that transaction it
+(the least recently served lane with a due delivery, or whose Dimension's log moved
+past the lane's place), so several workers on several machines never serve one
+subscription at once, and a slow or hanging receiver holds one thread, never another
+subscription's deliveries. Inside that transaction it writes the deliveries the
+subscription is owed since its place in the log (`fan_out`: the events of the leaves
+integrated since, in log order, the types it wants; a write only stores its events),
 delivers a batch of ready deliveries — due, and no earlier pending one of the same
 subject — records each attempt and its outcome, and commits. A worker killed
 mid-batch loses nothing: its transaction rolls back with its connection, the lane's
@@ -40,6 +43,8 @@ from policies import audit
 logger = logging.getLogger("grounding.feed")
 
 BATCH = 20
+# Leaves of the log whose events one pass turns into deliveries, at most.
+FAN_OUT = 1000
 RETRY_AFTER_STATUSES = frozenset({429, 502, 504})
 Poster = Callable[..., transport.Answer]
 
@@ -51,6 +56,7 @@ class Served:
     webhook_id: object = None
     attempts: int = 0
     outcomes: dict[str, int] | None = None
+    owed: int = 0  # deliveries written by its fan-out
 
 
 def next_delay(attempts_made: int, answer: transport.Answer) -> float | None:
@@ -74,15 +80,45 @@ def _due(now) -> Exists:
 
 def claim_lane(now) -> DeliveryLane | None:
     """Lock the least recently served lane of an active subscription with a due
-    delivery, skipping lanes another worker holds (call inside a transaction)."""
+    delivery or events to fan out, skipping lanes another worker holds (call inside a
+    transaction)."""
+    work = Q(_due(now))
+    if log_link.log_on():
+        work |= Q(log_link.behind("webhook__dimension_id", "logindex"))
     return (
         DeliveryLane.objects.select_for_update(skip_locked=True, of=("self",))
         .filter(webhook__active=True)
-        .filter(_due(now))
+        .filter(work)
         # Never-served lanes first, then the longest waiting.
         .order_by(F("served_at").asc(nulls_first=True), "webhook_id")
         .first()
     )
+
+
+def fan_out(lane: DeliveryLane, webhook: Webhook, now, limit: int = FAN_OUT) -> int:
+    """Write the deliveries of the events of the leaves the Dimension's log integrated
+    after the lane's place (at most `limit` leaves), in log order, of the types the
+    subscription wants, and move the lane there; how many (log on only).
+
+    Every event committed after the subscription was created is owed: its leaf gets an
+    index after the one the lane started from (`feed.services`), and an index is given
+    to committed leaves only, contiguously, so a place never skips a leaf that commits
+    later. Conflicts are ignored: with the log turned off the outbox itself writes the
+    deliveries, so a delivery may already exist."""
+    last = log_link.last_index(webhook.dimension_id)
+    if last <= lane.logindex:
+        return 0
+    upto = min(last, lane.logindex + limit)
+    wanted = set(webhook.event_types)
+    owed = [
+        Delivery(webhook=webhook, event_id=event.pk, subject=event.subject,
+                 sequence=event.sequence, due_at=now)
+        for event in log_link.events_between(webhook.dimension_id, lane.logindex, upto)
+        if not wanted or event.type in wanted
+    ]  # fmt: skip
+    Delivery.objects.bulk_create(owed, ignore_conflicts=True)
+    lane.logindex = upto
+    return len(owed)
 
 
 def ready_deliveries(webhook_id, now, limit: int = BATCH) -> list[Delivery]:
@@ -117,9 +153,10 @@ def serve_one_lane(*, post: Poster = transport.post, batch: int = BATCH) -> Serv
         if lane is None:
             return None
         webhook = Webhook.objects.select_related("dimension").get(pk=lane.webhook_id)
+        owed = fan_out(lane, webhook, now) if log_link.log_on() else 0
         deliveries = ready_deliveries(webhook.pk, now, batch)
         indexes = _logindexes(deliveries)
-        served = Served(webhook.pk, 0, {})
+        served = Served(webhook.pk, 0, {}, owed)
         for delivery in deliveries:
             logindex = indexes.get(delivery.event.audit_event_id)
             if log_link.log_on() and logindex is None:
@@ -132,7 +169,7 @@ def serve_one_lane(*, post: Poster = transport.post, batch: int = BATCH) -> Serv
             if answer.outcome == AttemptOutcome.GONE:
                 break
         lane.served_at = timezone.now()
-        lane.save(update_fields=["attempts", "served_at"])
+        lane.save(update_fields=["attempts", "served_at", "logindex"])
         return served
 
 
@@ -208,7 +245,7 @@ def deliver_until_idle(*, post: Poster = transport.post, limit: int = 10_000) ->
         made += served.attempts
         # A lane whose due deliveries all wait behind earlier ones of their subjects
         # serves nothing; once every lane did, nothing is ready.
-        idle = idle + 1 if served.attempts == 0 else 0
+        idle = idle + 1 if served.attempts == 0 and served.owed == 0 else 0
         if idle > DeliveryLane.objects.count():
             break
     return made
@@ -228,7 +265,8 @@ def run(*, threads: int, poll: float, stop: threading.Event) -> None:
                 except Exception:
                     logger.exception("a delivery batch failed; retrying after the poll")
                     served = None
-                idle = idle + 1 if served is not None and served.attempts == 0 else 0
+                busy = served is not None and (served.attempts or served.owed)
+                idle = idle + 1 if served is not None and not busy else 0
                 if served is None or idle >= 3:
                     idle = 0
                     stop.wait(poll)

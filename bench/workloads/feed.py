@@ -129,11 +129,14 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _delivery_lag() -> dict:
-    from feed import services
+    from feed import log_link, services
 
     rate, seconds = env_int("BENCH_FEED_RATE", 200), env_int("BENCH_FEED_SECONDS", 15)
     writers = env_int("BENCH_FEED_WRITERS", 2)
     receiver = _Receiver()
+    # A subscription is owed the events of the leaves integrated after it is created
+    # (feed.worker.fan_out): the earlier steps' leaves first, so the lag is the run's.
+    log_link.integrate()
     webhook = _subscribe(receiver.url)
     env = _env(GROUNDING_WEBHOOK_ALLOW_PRIVATE="1")
     procs = [

@@ -43,6 +43,7 @@ def test_a_links_operations_are_events_with_its_revisions_as_sequence(world, lin
     }
     assert data[2]["record_state"] == "withdrawn"
     event = Event.objects.get(subject=gid, sequence=1)
+    assert event.event_id.version == 7  # time-ordered: its index grows at one end
     assert event.dimension_id == world.dimension.pk
     assert event.audit_event_id is not None
 
