@@ -136,8 +136,10 @@ class Delivery(models.Model):
             models.UniqueConstraint(fields=["webhook", "event"], name="feed_delivery_once"),
         ]
         indexes = [
+            # With the id, in the workers' order (feed.worker.ready_deliveries): a
+            # batch is the scan's first ready rows, however long the backlog.
             models.Index(
-                fields=["webhook", "due_at"],
+                fields=["webhook", "due_at", "id"],
                 name="feed_delivery_due_idx",
                 condition=models.Q(state="pending"),
             ),

@@ -96,6 +96,7 @@ def _nothing(events) -> None:
 class _Receiver:
     def __init__(self) -> None:
         self.lags: list[float] = []
+        self.written_at: list[float] = []  # each lag's event time, in the same order
         self.ids: set[str] = set()
         outer = self
 
@@ -110,6 +111,7 @@ class _Receiver:
 
                 at = datetime.fromisoformat(event["time"].replace("Z", "+00:00")).timestamp()
                 outer.lags.append(arrived - at)
+                outer.written_at.append(at)
                 outer.ids.add(event["id"])
                 self.send_response(204)
                 self.send_header("Content-Length", "0")
@@ -168,7 +170,8 @@ def _delivery_lag() -> dict:
             proc.wait(timeout=30)
         receiver.server.shutdown()
         services.delete_webhook(actor=_steward(), webhook_id=webhook.pk)
-    wall = max(r["ended"] for r in runs) - min(r["started"] for r in runs)
+    window = (min(r["started"] for r in runs), max(r["ended"] for r in runs))
+    wall = window[1] - window[0]
     lags = receiver.lags
     return {
         "target_writes_per_s": rate,
@@ -180,7 +183,24 @@ def _delivery_lag() -> dict:
         "lag_p50_ms": ms(statistics.median(lags)) if lags else None,
         "lag_p99_ms": ms(percentile(lags, 0.99)) if lags else None,
         "lag_max_ms": ms(max(lags)) if lags else None,
+        "lag_p50_ms_by_third": _by_third(receiver.written_at, lags, window, 0.5),
+        "lag_p99_ms_by_third": _by_third(receiver.written_at, lags, window, 0.99),
     }
+
+
+def _by_third(
+    written_at: list[float], lags: list[float], window: tuple[float, float], q: float
+) -> list[float | None]:
+    """The lag's percentile among the events written in each third of the paced run
+    (the writers' warm-up events left out): a lag that grows (the workers falling
+    behind) shows as a rising row."""
+    first, last = window
+    span = (last - first) / 3 or 1.0
+    thirds: list[list[float]] = [[], [], []]
+    for at, lag in zip(written_at, lags, strict=True):
+        if first <= at <= last:
+            thirds[min(2, int((at - first) / span))].append(lag)
+    return [ms(percentile(third, q)) if third else None for third in thirds]
 
 
 def _rss_kib(pid: int) -> int:
