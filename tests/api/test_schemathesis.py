@@ -8,7 +8,8 @@ content type, headers and schema, for positive and negative (schema-violating)
 requests alike. One check is configured, not dropped: schema-valid data may still
 be refused by the rules the schema cannot state (an unknown Dimension, a missing
 role, a stale revision), so positive_data_acceptance admits the documented refusal
-statuses. Few examples per operation keep it bounded (about 30 s alone).
+statuses. Few examples per operation keep it bounded (about 15 s a role, one test
+each, so parallel workers share them).
 """
 
 from __future__ import annotations
@@ -61,9 +62,12 @@ def _failures(error: BaseException) -> list[Failure]:
 # Transactional: each request commits (or rolls back) on its own, as when served; inside
 # one test transaction a refusal that rolls back (a DataError answered 400) would end
 # the transaction for every later request on PostgreSQL.
+# One test per role: pytest-xdist spreads the four over its workers (one test of all
+# four was the suite's longest, a minute on two cores, and ended runs alone).
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("role", ROLES)
 def test_every_operation_conforms_to_the_schema_and_never_fails(
-    world, wsgi_in_test_transaction, settings
+    role, world, wsgi_in_test_transaction, settings
 ):
     settings.ALLOWED_HOSTS = ["testserver", "localhost"]
     link = factories.register_link(world.curator, world.dimension, world.profile, world.passage)
@@ -79,44 +83,43 @@ def test_every_operation_conforms_to_the_schema_and_never_fails(
     failed: Counter = Counter()
     examples: dict[str, str] = {}
     operations = 0
-    for role in ROLES:
-        headers = {"Authorization": f"Token {factories.token_for(getattr(world, role))}"}
-        for result in schema.get_all_operations():
-            operation = result.ok()
-            names = {p.name for p in operation.path_parameters}
-            # Aim at a link that exists, so the success paths run too.
-            fixed = {"grounding_id": str(link.grounding_id)} if "grounding_id" in names else None
-            strategy = operation.as_strategy(
-                GenerationMode.POSITIVE, path_parameters=fixed
-            ) | operation.as_strategy(GenerationMode.NEGATIVE, path_parameters=fixed)
+    headers = {"Authorization": f"Token {factories.token_for(getattr(world, role))}"}
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        names = {p.name for p in operation.path_parameters}
+        # Aim at a link that exists, so the success paths run too.
+        fixed = {"grounding_id": str(link.grounding_id)} if "grounding_id" in names else None
+        strategy = operation.as_strategy(
+            GenerationMode.POSITIVE, path_parameters=fixed
+        ) | operation.as_strategy(GenerationMode.NEGATIVE, path_parameters=fixed)
 
-            @given(case=strategy)
-            @hypothesis_settings(
-                max_examples=MAX_EXAMPLES,
-                derandomize=True,  # the same examples every run: CI must not turn red by chance
-                deadline=None,
-                database=None,
-                phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=list(HealthCheck),
-            )
-            def run(case) -> None:
-                requests[role] += 1  # noqa: B023
-                try:
-                    # run() completes inside this iteration: the loop's values are this one's.
-                    case.call_and_validate(headers=headers, checks=every_check)  # noqa: B023
-                except (Failure, FailureGroup) as error:
-                    for failure in _failures(error):
-                        key = f"{type(failure).__name__} {case.method} {case.path}"
-                        failed[key] += 1
-                        status = getattr(failure, "status_code", "")
-                        examples.setdefault(key, f"{status} {failure.title}: {failure.message}")
+        @given(case=strategy)
+        @hypothesis_settings(
+            max_examples=MAX_EXAMPLES,
+            derandomize=True,  # the same examples every run: CI must not turn red by chance
+            deadline=None,
+            database=None,
+            phases=[Phase.explicit, Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        def run(case) -> None:
+            requests[role] += 1
+            try:
+                # run() completes inside this iteration: the loop's values are this one's.
+                case.call_and_validate(headers=headers, checks=every_check)  # noqa: B023
+            except (Failure, FailureGroup) as error:
+                for failure in _failures(error):
+                    key = f"{type(failure).__name__} {case.method} {case.path}"
+                    failed[key] += 1
+                    status = getattr(failure, "status_code", "")
+                    examples.setdefault(key, f"{status} {failure.title}: {failure.message}")
 
-            run()
-            operations += 1
+        run()
+        operations += 1
     report = "\n".join(f"{n} × {k}\n    {examples[k]}" for k, n in failed.most_common())
     print(f"schemathesis: {sum(requests.values())} requests {dict(requests)}, "
           f"{sum(failed.values())} failures")  # fmt: skip
-    assert operations >= len(ROLES) * 30
+    assert operations >= 30
     print(report)
     assert not failed, report
 
