@@ -20,6 +20,7 @@ writers; the outbox then writes the deliveries with the events.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
@@ -32,7 +33,14 @@ from feed.models import Event
 
 
 def log_on() -> bool:
-    return apps.is_installed("transparency") and getattr(settings, "GROUNDING_LOG_ENABLED", True)
+    return _log_installed() and getattr(settings, "GROUNDING_LOG_ENABLED", True)
+
+
+@functools.cache
+def _log_installed() -> bool:
+    # Asked on every write; the installed apps do not change once loaded (the registry's
+    # test walks every app config on each call).
+    return apps.is_installed("transparency")
 
 
 def integrate(dimension: str | None = None, *, wait: bool = True) -> int:

@@ -16,8 +16,10 @@ a WSP import (one `passage.imported` per passage it stored), and disclosure deci
 projections, the summary events of a change notification or a from-citations
 request) is audited and logged but is no event: nothing a consumer displays changed.
 
-Cost: one statement per write, whatever it emits (bench `outbox_over_register`:
-register with the outbox within 1.10× of without). On PostgreSQL the statement reads
+Cost: one statement per write, whatever it emits, and no round trip of its own: it
+is sent with the transparency log's queue row as one statement (`common.kernel.along`;
+bench `outbox_over_register`: register with the outbox within 1.10× of without).
+On PostgreSQL the statement reads
 the link's states from the row the write just stored and inserts the events; one
 link's event (most writes) by a statement of scalars, several by unnested arrays.
 Other databases take the same steps through the ORM (`feed.outbox_orm`).
@@ -33,7 +35,7 @@ from datetime import datetime
 
 from django.db import connections, router
 
-from common.kernel import cursors
+from common.kernel.along import Along
 from common.kernel.identifiers import uuid7
 from feed import log_link
 from feed.choices import EventType
@@ -104,22 +106,22 @@ def plan(events: Sequence[AuditEvent]) -> Planned:
     return planned
 
 
-def on_applied(events: Sequence[AuditEvent]) -> None:
-    """The audit listener: write the events these applied events owe (and, with the log
-    turned off, their deliveries)."""
+def on_applied(events: Sequence[AuditEvent]) -> list[Along] | None:
+    """The audit listener: the events these applied events owe (and, with the log
+    turned off, their deliveries). On PostgreSQL, its one statement, which
+    `policies.audit` sends with the other listeners' (`common.kernel.along`)."""
     planned = plan(events)
     if not planned:
-        return
+        return None
     using = router.db_for_write(AuditEvent)
-    connection = connections[using]
     # With the log on the delivery workers write the deliveries, in log order.
     deliveries = not log_link.log_on()
-    if connection.vendor == "postgresql":
-        _write_postgresql(connection, planned, deliveries)
-    else:
-        from feed.outbox_orm import write_with_orm
+    if connections[using].vendor == "postgresql":
+        return [_statement_postgresql(planned, deliveries)]
+    from feed.outbox_orm import write_with_orm
 
-        write_with_orm(using, planned, deliveries)
+    write_with_orm(using, planned, deliveries)
+    return None
 
 
 def _columns(rows: list[tuple], count: int) -> list[list]:
@@ -180,8 +182,8 @@ def _outbox(inputs: str, selects: str, deliveries: bool) -> str:
         f"audit_event_id, data) {selects}"
     )
     if not deliveries:
-        return cursors.numbered(f"WITH {inputs[:-2]} {events}" if inputs else events)
-    return cursors.numbered(
+        return f"WITH {inputs[:-2]} {events}" if inputs else events
+    return (
         f"WITH {inputs}e AS ({events} RETURNING id, dimension_id, type, subject, sequence) "
         "INSERT INTO feed_delivery (webhook_id, event_id, subject, sequence, state, due_at, "
         "attempts, created_at) "
@@ -202,7 +204,7 @@ def statement(links: bool, imports: bool, decisions: bool, deliveries: bool = Fa
     return _outbox(inputs, " UNION ALL ".join(select for _, select in parts), deliveries)
 
 
-def _write_postgresql(connection, planned: Planned, deliveries: bool) -> None:
+def _statement_postgresql(planned: Planned, deliveries: bool) -> Along:
     if len(planned.links) == 1 and not planned.imports and not planned.decisions:
         audit_id, gid, kind, at = planned.links[0]
         sql = statement(False, False, False, deliveries)
@@ -215,5 +217,4 @@ def _write_postgresql(connection, planned: Planned, deliveries: bool) -> None:
                 params += ([[uuid7() for _ in rows]] if ids else []) + _columns(rows, count)
         kinds = (bool(planned.links), bool(planned.imports), bool(planned.decisions))
         sql = statement(*kinds, deliveries)
-    with cursors.server_bound(connection) as cursor:
-        cursor.execute(sql, params)
+    return Along(sql, params)

@@ -15,9 +15,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import router, transaction
 from django.db.models import QuerySet
 
+from common.kernel import along
+from common.kernel.along import Along
 from common.kernel.refusals import Refusal
 from common.kernel.request_context import current_request_id, note_refusal
 from common.kernel.rows import new_instance
@@ -52,8 +54,11 @@ def link_dimension(grounding_id: uuid.UUID, *, actor=None) -> str | None:
 # applied event (the transparency log's leaf queue, the event feed's outbox). Apps
 # register at start-up (`apps.py` `ready()`); each is called, in registration order,
 # inside the write's transaction with the applied events just written, in the order
-# they were written. A listener that raises fails the write: nothing is half-written.
-AppliedListener = Callable[[Sequence[AuditEvent]], None]
+# they were written, and returns the statements its rows need (or writes them itself
+# and returns None). The listeners' statements are sent together (`common.kernel.along`:
+# one statement on PostgreSQL). A listener that raises fails the write: nothing is
+# half-written.
+AppliedListener = Callable[[Sequence[AuditEvent]], Sequence[Along] | None]
 _applied_listeners: dict[str, AppliedListener] = {}
 
 
@@ -63,8 +68,11 @@ def on_applied(name: str, listener: AppliedListener) -> None:
 
 
 def _applied(events: Sequence[AuditEvent]) -> None:
+    statements: list[Along] = []
     for listener in _applied_listeners.values():
-        listener(events)
+        statements += listener(events) or ()
+    if statements:
+        along.send(router.db_for_write(AuditEvent), statements)
 
 
 def _actor_ref(actor) -> str:

@@ -24,6 +24,7 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 
 from common.kernel import written
+from common.kernel.along import Along
 from policies import audit
 from policies.models import AuditEvent, Dimension
 from transparency import tables
@@ -97,15 +98,16 @@ def ensure_log(dimension: Dimension) -> Log:
     return log
 
 
-def on_applied(events: Sequence[AuditEvent]) -> None:
-    """The listener of `policies.audit`: queue the write if it is a logged one."""
+def on_applied(events: Sequence[AuditEvent]) -> list[Along] | None:
+    """The listener of `policies.audit`: the row queueing the write, if it is a logged
+    one (sent with the other listeners' rows: `common.kernel.along`)."""
     if not events:
-        return
+        return None
     using = router.db_for_write(AuditEvent)
     rows = written.drain(using)
     logged = [e for e in events if e.action in LOGGED_ACTIONS and e.dimension_ref]
     if not logged:
-        return
+        return None
     rows.pop(AuditEvent._meta.db_table, None)
     # A row may be told twice (a history row's save is also a post_save): once each.
     committed = {
@@ -113,20 +115,20 @@ def on_applied(events: Sequence[AuditEvent]) -> None:
     }
     committed = {t: keys for t, keys in committed.items() if tables.get(t) is not None}
     committed[AuditEvent._meta.db_table] = [str(e.event_id) for e in logged]
-    connection = connections[using]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO transparency_pendingwrite (events, rows, created_at) VALUES (%s, %s, %s)",
-            [
-                orjson.dumps([str(e.event_id) for e in logged]).decode(),
-                orjson.dumps(committed).decode(),
-                connection.ops.adapt_datetimefield_value(timezone.now()),
-            ],
-        )
     if getattr(settings, "GROUNDING_LOG_SEQUENCER", "service") == "inline":
         from transparency import sequencer
 
         transaction.on_commit(sequencer.poke, using=using)
+    return [
+        Along(
+            "INSERT INTO transparency_pendingwrite (events, rows, created_at) VALUES (%s, %s, %s)",
+            [
+                orjson.dumps([str(e.event_id) for e in logged]).decode(),
+                orjson.dumps(committed).decode(),
+                connections[using].ops.adapt_datetimefield_value(timezone.now()),
+            ],
+        )
+    ]
 
 
 def _json_key(key):
