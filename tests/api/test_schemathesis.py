@@ -106,7 +106,7 @@ def test_every_operation_conforms_to_the_schema_and_never_fails(
             requests[role] += 1
             try:
                 # run() completes inside this iteration: the loop's values are this one's.
-                case.call_and_validate(headers=headers, checks=every_check)  # noqa: B023
+                case.call_and_validate(headers=headers, checks=every_check)
             except (Failure, FailureGroup) as error:
                 for failure in _failures(error):
                     key = f"{type(failure).__name__} {case.method} {case.path}"
