@@ -3,7 +3,7 @@
 member (issue 26: the schema says what the server enforces).
 
 - A support group whose `use_basis` is `generation_input` names its
-  `generation_evidence_ref` (grounding.services.inputs.check_use_basis, offender
+  `generation_evidence_ref` (grounding.services.input_rules.check_use_basis, offender
   `generation_evidence_required`): generation use is recorded, never inferred.
 - A change notification's `subject_ref` has its kind's shape
   (grounding.services.changes._subject_problem, offender `subject_shape`): a

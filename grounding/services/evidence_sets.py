@@ -23,7 +23,8 @@ from grounding.services._common import (
     save_revision,
     save_tracked,
 )
-from grounding.services.inputs import validate_group, value_size_offenders
+from grounding.services.input_rules import value_size_offenders
+from grounding.services.inputs import validate_group
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role

@@ -25,7 +25,7 @@ from grounding.choices import (
     UseBasis,
 )
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
-from grounding.services import inputs
+from grounding.services import input_rules, inputs
 from grounding.services._common import refusal_context, refuse_invalid
 from grounding.services.passages import Lookups, resolve_passage
 from grounding.values.timestamps import parse_rfc3339
@@ -246,11 +246,11 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepare
             pointer=pointer_join(pointer, "related_link_refs"),
         )
     if isinstance(support, dict):
-        offenders += inputs.check_use_basis(support, pointer=pointer_join(pointer, "support"))
+        offenders += input_rules.check_use_basis(support, pointer=pointer_join(pointer, "support"))
     if profile is not None:
         offenders += [
             Offender(pointer + o.pointer, o.code, o.detail)
-            for o in inputs.check_profile_vocabulary(
+            for o in input_rules.check_profile_vocabulary(
                 profile=profile,
                 support=support if isinstance(support, dict) else None,
                 anchor=anchor if isinstance(anchor, dict) else None,

@@ -14,7 +14,7 @@ from common.kernel.refusals import Offender, Refusal
 from grounding import bodies
 from grounding.choices import RecheckState, ResolutionState
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
-from grounding.services import inputs
+from grounding.services import input_rules, inputs
 from grounding.services._common import (
     OPEN_LINK_REFUSALS,
     open_link,
@@ -143,8 +143,8 @@ def _validate(link: GroundingLink, changes: dict[str, Any]) -> list[Offender]:
             "generation_evidence_ref": link.generation_evidence_ref,
             **changes["support"],
         }
-        offenders += inputs.check_use_basis(merged)
-    offenders += inputs.check_profile_vocabulary(
+        offenders += input_rules.check_use_basis(merged)
+    offenders += input_rules.check_profile_vocabulary(
         profile=profile,
         support=changes.get("support") if isinstance(changes.get("support"), dict) else None,
         anchor=changes.get("anchor") if isinstance(changes.get("anchor"), dict) else None,

@@ -50,7 +50,7 @@ from grounding import bodies
 from grounding.bodies import BULK_MAX_ITEMS
 from grounding.citations import anthropic, crw_extract, crw_search, gemini, openai
 from grounding.models import GroundingLink
-from grounding.services import inputs
+from grounding.services import input_rules, inputs
 from grounding.services._common import refusal_context, refuse_invalid
 from grounding.services.anchoring import do_record_anchor_observation
 from grounding.services.citations.plan import plan as plan_citation
@@ -139,7 +139,7 @@ def _option_offenders(request: dict) -> list[Offender]:
             for o in structured.validate("answer_representation", representation)
             if o.pointer.lstrip("/").split("/")[0] in given
         ]
-    return offenders + inputs.check_use_basis(request, pointer="")
+    return offenders + input_rules.check_use_basis(request, pointer="")
 
 
 def register_from_citations(*, actor, request: dict) -> tuple[dict, bool]:
