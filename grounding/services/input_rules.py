@@ -13,7 +13,9 @@ from grounding.choices import SupportKind, UseBasis
 from grounding.values import structured
 from policies.models import Profile
 
-_SUPPORT_KINDS = frozenset(SupportKind.values)
+# A tuple, not a set: a wrong-typed support_kind (an object, a list) is no member,
+# where a set would raise on hashing it.
+_SUPPORT_KINDS = tuple(SupportKind.values)
 
 
 def check_profile_vocabulary(
