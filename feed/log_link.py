@@ -38,8 +38,8 @@ def log_on() -> bool:
 
 @functools.cache
 def _log_installed() -> bool:
-    # Asked on every write; the installed apps do not change once loaded (the registry's
-    # test walks every app config on each call).
+    # Asked on every write; the installed apps do not change once loaded, and
+    # `apps.is_installed` walks every app config on each call.
     return apps.is_installed("transparency")
 
 
