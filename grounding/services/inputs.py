@@ -11,6 +11,8 @@ rules across members (what the profile admits, what a generation use needs) are
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -311,13 +313,19 @@ FROM_CITATIONS = compile_body("from_citations", bodies.FromCitationsRequestSeria
 
 
 def declared_bodies() -> list[type[serializers.Serializer]]:
-    """Every body and group `grounding.bodies` declares."""
+    """Every body and group the modules of `grounding.bodies` declare, those the
+    package does not re-export included (a list's item, `records._MatchSerializer`)."""
+    modules = [
+        importlib.import_module(f"{bodies.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(bodies.__path__)
+    ]
     return [
         value
-        for value in vars(bodies).values()
+        for module in modules
+        for value in vars(module).values()
         if isinstance(value, type)
         and issubclass(value, serializers.Serializer)
-        and value.__module__ == bodies.__name__
+        and value.__module__ == module.__name__
     ]
 
 
