@@ -62,7 +62,7 @@ BEYOND_SCHEMA_OFFENDERS = {
     "coverage_population.numerator_exceeds_denominator",
     "applicability_interval.range_inverted",
 }
-# What a from-citations provider payload's schema (grounding.api.openapi_citations)
+# What a from-citations provider payload's schema (grounding.api.openapi_payloads)
 # cannot state, admitted only under /payload: an offset past (or inside a character
 # of) the text it indexes (`offset`), an end before its start (`range`), a crw basis
 # field given twice (`duplicate`).
