@@ -1,34 +1,26 @@
-"""register: create candidate links. Never retrieves, generates or evaluates."""
+"""register: create candidate links. Never retrieves, generates or evaluates.
+
+The operation: its bodies and declarations, each item's checks and preconditions,
+the master_ref conflict and the write; the rows a checked item becomes are built in
+`grounding.services.register_rows`.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError
 from django.db.models import Q
-from django.utils import timezone
 
-from common.kernel.identifiers import uuid7
 from common.kernel.refusals import Offender, Refusal, pointer_join
-from common.kernel.rows import new_instance
 from common.kernel.together import Insert
-from evidence.choices import AccessLabel
 from grounding import bodies
 from grounding.bodies import BULK_MAX_ITEMS
-from grounding.choices import (
-    DisplayState,
-    RebindRequirement,
-    RecheckState,
-    RecordState,
-    ResolutionState,
-    UseBasis,
-)
 from grounding.models import GroundingLink, PassageBinding, StatementBinding
 from grounding.services import input_rules, inputs
 from grounding.services._common import refusal_context, refuse_invalid
 from grounding.services.passages import Lookups, resolve_passage
-from grounding.values.timestamps import parse_rfc3339
+from grounding.services.register_rows import Prepared, build
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role
@@ -44,13 +36,6 @@ REGISTER_REASON = "registered as a candidate"
 MASTER_REF_CONFLICT = "master_ref_conflict"
 # Top-level string members, bounded by their columns (GroundingLink.owner_ref, …).
 _STRINGS = ("owner_ref", "master_ref", "identity_decision")
-
-
-@dataclass
-class _Prepared:
-    link: GroundingLink
-    statement: StatementBinding
-    passage: PassageBinding
 
 
 @composable
@@ -93,7 +78,7 @@ def do_register_many(
             and item["passage"].get("passage_id")
         ]
     )
-    prepared: list[_Prepared] = []
+    prepared: list[Prepared] = []
     offenders: list[Offender] = []
     for index, item in enumerate(items):
         try:
@@ -150,7 +135,7 @@ register = REGISTER.entry
 register_many = REGISTER_BULK.entry
 
 
-def refuse_master_ref_conflicts(prepared: list[_Prepared], *, pointers: list[str]) -> None:
+def refuse_master_ref_conflicts(prepared: list[Prepared], *, pointers: list[str]) -> None:
     """master_ref is unique per Dimension: one already recorded in the item's Dimension,
     or given twice for one Dimension in one request, is a 409 master_ref_conflict naming
     each offending item (never the database's 500). Another Dimension's links are not
@@ -210,7 +195,7 @@ class MasterRefConflict(Refusal, IntegrityError):
     concurrent identical request committed), a 409 refusal to everyone else."""
 
 
-def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepared:
+def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> Prepared:
     if not isinstance(payload, dict):
         refuse_invalid([Offender(pointer or "/", "type", "the body must be an object.")])
     body = inputs.of(REGISTER)
@@ -264,7 +249,7 @@ def _prepare(actor, payload: Any, *, pointer: str, lookups: Lookups) -> _Prepare
         dimension=dimension,
     )
     refuse_invalid(offenders)
-    return _build(
+    return build(
         actor=actor,
         payload=payload,
         dimension=dimension,
@@ -301,96 +286,7 @@ def _resolve_policy(actor, payload, pointer, lookups, offenders):
     return dimension, profile
 
 
-def _build(*, actor, payload, dimension, profile, passage, passage_values) -> _Prepared:
-    now = timezone.now()
-    grounding_id = uuid7()
-    statement_in = payload["statement"]
-    anchor_in = payload["anchor"]
-    support_in = payload["support"]
-    time_in = payload.get("time") or {}
-    disclosure_in = payload.get("disclosure") or {}
-    statement = new_instance(
-        StatementBinding,
-        dict(
-            link_id=grounding_id,
-            bound_in_revision=1,
-            statement_ref=statement_in["statement_ref"],
-            answer_revision_ref=statement_in["answer_revision_ref"],
-            answer_revision_provisional=statement_in.get("answer_revision_provisional", False),
-            answer_selector=statement_in["answer_selector"],
-            answer_representation=statement_in["answer_representation"],
-            claim_scope=statement_in["claim_scope"],
-            finalization_binding=statement_in.get("finalization_binding") or "",
-            rebind_requirement=statement_in.get("rebind_requirement") or RebindRequirement.NONE,
-        ),
-    )
-    binding = new_instance(
-        PassageBinding,
-        dict(
-            link_id=grounding_id,
-            bound_in_revision=1,
-            passage=passage,
-            passage_ref=passage_values["passage_ref"],
-            source_revision_binding=passage_values["source_revision_binding"],
-            retrieval_observation_ref=passage_values.get("retrieval_observation_ref") or "",
-            representation_check=passage_values.get("representation_check"),
-            source_selector=anchor_in["source_selector"],
-            selector_profile=anchor_in["selector_profile"],
-            context_ref=anchor_in.get("context_ref") or "",
-            transformation_ref=anchor_in.get("transformation_ref") or "",
-        ),
-    )
-    asserted_at = parse_rfc3339(time_in["asserted_at"]) if time_in.get("asserted_at") else None
-    uncertainty = dict(time_in.get("time_uncertainty") or {})
-    if asserted_at is None:
-        # An unknown assertion time is kept as such, never invented.
-        uncertainty.setdefault("asserted_at", "unknown")
-    restricted = bool(passage and passage.access_label == AccessLabel.RESTRICTED)
-    link = new_instance(
-        GroundingLink,
-        dict(
-            grounding_id=grounding_id,
-            master_ref=payload.get("master_ref") or None,
-            dimension=dimension,
-            profile=profile,
-            owner_ref=payload["owner_ref"],
-            record_state=RecordState.CANDIDATE,
-            related_link_refs=payload.get("related_link_refs") or [],
-            identity_decision=payload.get("identity_decision") or "",
-            revision=1,
-            basis_revision=1,
-            current_statement=statement,
-            current_passage=binding,
-            resolution_state=ResolutionState.UNATTEMPTED,
-            support_kind=support_in["support_kind"],
-            support_scope=support_in["support_scope"],
-            support_limits=support_in.get("support_limits"),
-            use_basis=support_in.get("use_basis") or UseBasis.UNKNOWN,
-            generation_evidence_ref=support_in.get("generation_evidence_ref") or "",
-            asserted_at=asserted_at,
-            observed_at=now,
-            applicability_interval=time_in.get("applicability_interval"),
-            statement_time_ref=time_in.get("statement_time_ref") or "",
-            review_due=parse_rfc3339(time_in["review_due"]) if time_in.get("review_due") else None,
-            time_uncertainty=uncertainty,
-            recheck_state=RecheckState.CURRENT,
-            disposition_policy_ref=dimension.disposition_policy_ref,
-            disclosure_policy_ref=dimension.disclosure_policy_ref,
-            recipient_scope=disclosure_in.get("recipient_scope")
-            or {"recipient": f"dimension:{dimension.name}", "purpose": "curation"},
-            redaction_profile=disclosure_in.get("redaction_profile") or "",
-            rights_ref=disclosure_in.get("rights_ref") or "",
-            display_state=DisplayState.RESTRICTED if restricted else DisplayState.UNASSESSED,
-            safety_policy_ref=dimension.safety_policy_ref,
-            mapping_profile_ref=profile.mapping_profile_ref,
-            endpoint_role_map=profile.endpoint_role_map,
-            created_by=actor,
-        ),
-    )
-    return _Prepared(link=link, statement=statement, passage=binding)
-
-
-def _write(prepared: list[_Prepared], *, actor, action: str) -> None:
+def _write(prepared: list[Prepared], *, actor, action: str) -> None:
     """Bindings first (the link's FKs to them are deferred), then the links, then the
     audit events: one history row per object, one statement for a few links and one
     COPY per table for a batch."""
