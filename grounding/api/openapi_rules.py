@@ -6,7 +6,7 @@ member (issue 26: the schema says what the server enforces).
   `generation_evidence_ref` (grounding.services.input_rules.check_use_basis, offender
   `generation_evidence_required`): generation use is recorded, never inferred.
 - A change notification's `subject_ref` has its kind's shape
-  (grounding.services.changes._subject_problem, offender `subject_shape`): a
+  (grounding.services.change_rules._subject_problem, offender `subject_shape`): a
   source's is a URI (an http(s) one with a host, ≤2,048 characters), any other
   kind's a ref of ≤512 characters.
 
@@ -31,7 +31,7 @@ GENERATION_EVIDENCE: dict[str, Any] = {
     },
 }
 
-# grounding.services.changes: _URI (a scheme, then no white space or control
+# grounding.services.change_rules: _URI (a scheme, then no white space or control
 # character; ECMA's \s lacks U+0085, named here), and _HTTP for an http(s) one.
 SOURCE_SUBJECT = "^[A-Za-z][A-Za-z0-9+.\\-]*:[^\\s\\u0085\\u0000-\\u001F\\u007F]+$"
 HTTP_SCHEME = "^[Hh][Tt][Tt][Pp][Ss]?:"

@@ -13,7 +13,7 @@ from common.kernel.fields import RuledCharField
 from grounding.choices import ChangeKind
 
 # A change_ref (and any subject_ref): no white space, control character, U+0000 or
-# lone surrogate (grounding.services.changes._REF and storable()).
+# lone surrogate (grounding.services.change_rules._REF and storable()).
 CHANGE_REF = "^[^\\s\\u0085\\u0000-\\u001F\\u007F]+$"
 
 
@@ -22,7 +22,7 @@ CHANGE_REF = "^[^\\s\\u0085\\u0000-\\u001F\\u007F]+$"
 @extend_schema_serializer(component_name="ChangeNotificationCreate")
 class ChangeNotificationRequestSerializer(serializers.Serializer):
     dimension = serializers.CharField()
-    # grounding.services.changes checks both (offenders `format`, `subject_shape`).
+    # grounding.services.change_rules checks both (offenders `format`, `subject_shape`).
     change_ref = RuledCharField(rule=CHANGE_REF, max_length=512)
     kind = serializers.ChoiceField(
         choices=[ChangeKind.SOURCE, ChangeKind.ANSWER, ChangeKind.POLICY, ChangeKind.ASSESSMENT]
@@ -34,4 +34,4 @@ class ChangeNotificationRequestSerializer(serializers.Serializer):
         "a passage ref; any other kind's: a ref of ≤512 characters. No white space.",
     )
     observed_at = serializers.DateTimeField()
-    reason = serializers.CharField(max_length=4000)  # grounding.services.changes
+    reason = serializers.CharField(max_length=4000)  # grounding.services.change_rules

@@ -17,31 +17,28 @@ So `notify_change` is not one transaction but a sequence of public entries
 (`_open`, `_continue`, `_start`: entries of the one operation NOTIFY_CHANGE,
 policies.operations), each one durable transaction.
 `do_notify_source_changes` is a body: it runs inside its caller's transaction (the
-WSP import) and applies every batch there.
+WSP import) and applies every batch there. What a notification may say, and the
+digest that tells its replay from a conflict, is `grounding.services.change_rules`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError
 from django.utils import timezone
 
 from common.kernel.refusals import Offender, Refusal
-from common.kernel.text import storable
 from grounding import bodies
 from grounding.choices import ChangeKind
 from grounding.models import ChangeNotification
-from grounding.services import fanout, inputs
+from grounding.services import fanout
 from grounding.services._common import refusal_context, refuse_invalid, save_tracked
+from grounding.services.change_rules import body_sha256, posted_values, value_offenders
 from grounding.services.fanout import BATCH_SIZE, apply_batch, candidate_keys
-from grounding.values.timestamps import parse_rfc3339
 from policies import audit
 from policies.actions import composable
 from policies.choices import Role
@@ -50,15 +47,7 @@ from policies.models import Dimension
 from policies.operations import Operation
 from policies.services import require_active, require_role
 
-NOTIFICATION = inputs.CHANGE_NOTIFICATION
-# Kinds a client may post; review deadlines are swept by `recheck_due`.
-POSTED_KINDS = tuple(NOTIFICATION.choices("kind"))
-_POSTED = {str(k) for k in POSTED_KINDS}
 NOTIFYING_ROLES = (Role.CURATOR, Role.STEWARD)
-# A URI: scheme ":" and no white space or control character.
-_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:[^\s\x00-\x1f\x7f]+$")
-_HTTP = re.compile(r"^https?://[^/?#\s]+", re.IGNORECASE)
-_REF = re.compile(r"^[^\s\x00-\x1f\x7f]+$")
 
 
 @dataclass
@@ -238,7 +227,7 @@ def do_notify_source_changes(
             "observed_at": observed_at,
             "reason": reason,
         }
-        refuse_invalid(_value_offenders(values, pointer_base=""))
+        refuse_invalid(value_offenders(values, pointer_base=""))
         notification = record_and_apply(actor, dimension, values)
         entries.append(
             {
@@ -276,18 +265,6 @@ def record_and_apply(
             _complete(notification, actor=actor)
         cursor = batch.cursor
     return notification
-
-
-def body_sha256(values: dict[str, Any]) -> str:
-    """The digest of what a notification says; change_ref and Dimension are its key."""
-    observed = values.get("observed_at")
-    body = {
-        "kind": str(values["kind"]),
-        "subject_ref": values["subject_ref"],
-        "observed_at": observed.astimezone(UTC).isoformat() if observed else None,
-        "reason": values["reason"],
-    }
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 def _record(actor, dimension: Dimension, values: dict[str, Any]) -> ChangeNotification:
@@ -331,6 +308,8 @@ def _require_same(existing: ChangeNotification, values: dict[str, Any]) -> None:
 
 
 def _validated(actor, payload: Any) -> tuple[Dimension, dict[str, Any]]:
+    """The Dimension named (visible, active, the caller notifying in it), then the
+    values (`change_rules.posted_values`): who may post is judged before what."""
     if not isinstance(payload, dict):
         refuse_invalid([Offender("", "type", "the body must be an object.")])
     name = payload.get("dimension")
@@ -342,73 +321,4 @@ def _validated(actor, payload: Any) -> tuple[Dimension, dict[str, Any]]:
         raise Refusal("not_found", "no Dimension of this name is visible to you.")
     require_active(dimension)
     require_role(actor, dimension, *NOTIFY_CHANGE.roles)
-    offenders = NOTIFICATION.unknown(payload)
-    values = {key: payload.get(key) for key in NOTIFICATION.names if key != "dimension"}
-    observed = values["observed_at"]
-    if observed is None:
-        offenders.append(Offender("/observed_at", "required", "observed_at is required."))
-    elif not isinstance(observed, str) or parse_rfc3339(observed) is None:
-        offenders.append(
-            Offender("/observed_at", "format", "observed_at must be an RFC 3339 date-time.")
-        )
-    else:
-        values["observed_at"] = parse_rfc3339(observed)
-    kind = values["kind"]
-    if kind is None:
-        offenders.append(Offender("/kind", "required", "kind is required."))
-    elif not isinstance(kind, str) or kind not in _POSTED:
-        offenders.append(
-            Offender("/kind", "enum", "kind must be source, answer, policy or assessment.")
-        )
-    offenders += _value_offenders(values, pointer_base="", check_kind=False)
-    refuse_invalid(sorted(offenders, key=lambda o: o.pointer))
-    return dimension, values
-
-
-def _value_offenders(
-    values: dict[str, Any], *, pointer_base: str, check_kind: bool = True
-) -> list[Offender]:
-    offenders = []
-    for key, limit in (("change_ref", 512), ("reason", 4000)):
-        value = values.get(key)
-        if not isinstance(value, str) or not value.strip():
-            offenders.append(
-                Offender(f"{pointer_base}/{key}", "required", f"{key} must be a non-empty string.")
-            )
-        elif len(value) > limit or not storable(value):
-            offenders.append(
-                Offender(f"{pointer_base}/{key}", "max_length", f"{key} cannot be stored.")
-            )
-    if isinstance(values.get("change_ref"), str) and not _REF.match(values["change_ref"]):
-        offenders.append(
-            Offender(f"{pointer_base}/change_ref", "format", "change_ref holds no white space.")
-        )
-    kind = values.get("kind")
-    if check_kind and kind not in _POSTED:
-        offenders.append(Offender(f"{pointer_base}/kind", "enum", "unknown kind."))
-    subject = values.get("subject_ref")
-    problem = _subject_problem(kind, subject)
-    if problem:
-        offenders.append(Offender(f"{pointer_base}/subject_ref", *problem))
-    return offenders
-
-
-def _subject_problem(kind: Any, subject: Any) -> tuple[str, str] | None:
-    if not isinstance(subject, str) or not subject:
-        return "required", "subject_ref must be a non-empty string."
-    if not storable(subject):
-        return "format", "subject_ref cannot be stored."
-    if kind == ChangeKind.SOURCE:
-        if len(subject) > 2048 or not _URI.match(subject):
-            return "subject_shape", "a source subject is a canonical URL or a passage ref."
-        if subject.lower().startswith(("http:", "https:")) and not _HTTP.match(subject):
-            return "subject_shape", "a canonical URL needs a host."
-        return None
-    if len(subject) > 512 or not _REF.match(subject):
-        names = {
-            ChangeKind.ANSWER: "an answer_revision_ref",
-            ChangeKind.POLICY: "a policy ref",
-            ChangeKind.ASSESSMENT: "an assessment_ref",
-        }
-        return "subject_shape", f"the subject is {names.get(kind, 'a ref')} without white space."
-    return None
+    return dimension, posted_values(payload)

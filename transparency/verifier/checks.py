@@ -17,7 +17,7 @@ from transparency.verifier.report import Problem, Report
 
 
 def check_commitments(report: Report, chunk) -> None:
-    """Every commitment of a chunk's leaves (`read.Chunk`) against its row as stored
+    """Every commitment of a chunk's leaves (`chunk.Chunk`) against its row as stored
     now: the HMAC, with the key it names, of the row's canonical bytes."""
     problems = report.problems
     destroyed = report.destroyed

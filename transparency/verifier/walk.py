@@ -35,6 +35,7 @@ from transparency.verifier.checks import (
     check_nodes,
     queued_events,
 )
+from transparency.verifier.chunk import entries
 from transparency.verifier.crypto import Note, RootStack, VerifierKey, parse_note, sha256
 from transparency.verifier.report import Problem, Report
 
@@ -80,7 +81,7 @@ def verify(
             if row["action"] == "dispose":
                 disposals.update(
                     pk
-                    for table, pk, _, _ in read.entries(row["commitments"], [])
+                    for table, pk, _, _ in entries(row["commitments"], [])
                     if table == "grounding_disposal" and pk is not None
                 )
             stack.push(digest)

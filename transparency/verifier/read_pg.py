@@ -1,0 +1,156 @@
+"""The verifier's PostgreSQL reader: one range of the log on a driver connection
+(`read_range`), and ranges read ahead by connections of its own (`read_ahead`).
+
+It reads below Django, where `manage.py verify_log` spends its time
+(docs/performance.md): statements whose cost is the range's whatever the planner's
+statistics (the leaves by the log's index, their level-0 nodes by the node key's
+range, their audit events, committed rows and keys by key), results in binary
+(bytea as bytes, not hex text), the ids and times as the text the leaf holds (the
+database renders them), the JSON as text for orjson."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import orjson
+
+from common.kernel import compat
+from transparency import tables
+from transparency.verifier.chunk import Chunk, entries, wanted_rows
+
+
+def read_ahead(
+    connection, log_id: int, ranges: list, commitments: dict | None, workers: int
+) -> Iterator[Chunk]:
+    """The ranges in order, `workers` connections of their own reading the next ones
+    while the caller hashes this one (outside a transaction only: a transaction's rows
+    are seen by its own connection alone)."""
+    import psycopg
+    import psycopg.sql
+
+    params = connection.get_connection_params()
+    role = connection.settings_dict["OPTIONS"].get("assume_role")
+    local, opened, guard = threading.local(), [], threading.Lock()
+
+    def read(low: int, high: int) -> Chunk:
+        own = getattr(local, "connection", None)
+        if own is None:
+            own = psycopg.connect(**params, autocommit=True)
+            with guard:
+                opened.append(own)
+            if role:  # as Django's own connections take it (OPTIONS["assume_role"])
+                own.execute(psycopg.sql.SQL("SET ROLE {}").format(psycopg.sql.Identifier(role)))
+            local.connection = own
+        with compat.database_errors(connection):
+            return read_range(own, log_id, low, high, commitments)
+
+    pending: deque = deque()
+    todo = iter(ranges)
+    with ThreadPoolExecutor(workers, thread_name_prefix="verify-log") as pool:
+        try:
+            for low, high in todo:
+                pending.append(pool.submit(read, low, high))
+                if len(pending) > workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+            pool.shutdown(wait=True)
+            for own in opened:
+                own.close()
+
+
+_LEAVES = (
+    'SELECT "index", leaf, leaf_hash, audit_event::text, action, grounding_id::text, '
+    "revision, actor_ref, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "
+    "commitments::text, key_ids::text FROM transparency_leaf "
+    'WHERE log_id = $1 AND "index" >= $2 AND "index" < $3 ORDER BY "index"'
+)
+_NODES = (
+    "SELECT position, hash FROM transparency_node "
+    "WHERE log_id = $1 AND level = 0 AND position >= $2 AND position < $3"
+)
+_EVENTS = (
+    "WITH w AS MATERIALIZED (SELECT unnest(string_to_array($1, ',')::uuid[]) AS k) "
+    "SELECT event_id::text, action, grounding_id::text, resulting_revision, actor_ref, "
+    "to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), "
+    "dimension_ref, outcome FROM policies_auditevent "
+    "WHERE event_id IN (SELECT k FROM w)"
+)
+_KEYS = (
+    "WITH w AS MATERIALIZED (SELECT unnest(string_to_array($1, ',')::bigint[]) AS k) "
+    "SELECT id, subject, key, destroyed_by::text FROM transparency_recordkey "
+    "WHERE id IN (SELECT k FROM w)"
+)
+
+
+def rows_statements(connection) -> dict[str, str]:
+    """{committed table: the statement reading its rows of some primary keys ($1, the
+    keys' text joined by commas): (primary key as text, `record_send` of the columns,
+    the subject of the row's key)}."""
+    quote = connection.ops.quote_name
+    out = {}
+    for table, spec in tables.committed().items():
+        columns = ", ".join(f"h.{quote(c)}" for c in spec.columns)
+        subject = (
+            f"'{spec.key_kind}:' || h.{quote(spec.key_column)}::text"
+            if spec.key_kind and spec.key_column
+            else "NULL::text"
+        )
+        pk, cast = quote(spec.pk), spec.model._meta.pk.db_type(connection)
+        # Each key looked up in the primary key's index: a plan estimated from the
+        # CTE (few rows), not from the table's statistics (a sequential scan at each
+        # range when they are stale or absent).
+        out[table] = (
+            f"WITH w AS MATERIALIZED (SELECT unnest(string_to_array($1, ',')::{cast}[]) AS k) "
+            f"SELECT h.{pk}::text, record_send(ROW({columns})), {subject} FROM {quote(table)} h "
+            f"WHERE h.{pk} IN (SELECT k FROM w)"
+        )
+    return out
+
+
+def read_range(pg, log_id: int, low: int, high: int, rows_sql: dict | None) -> Chunk:
+    """One range, on this psycopg connection; `rows_sql`: the committed tables'
+    statements (`rows_statements`), or None (commitments not checked)."""
+    loads = orjson.loads
+    with compat.raw_cursor(pg) as cursor:
+        cursor.execute(_LEAVES, [log_id, low, high], binary=True)
+        rows = cursor.fetchall()
+        if not rows:
+            return Chunk([])
+        cursor.execute(_NODES, [log_id, low, high], binary=True)
+        nodes = dict(cursor.fetchall())
+        cursor.execute(_EVENTS, [",".join(r[3] for r in rows)], binary=True)
+        events = {e[0]: e for e in cursor.fetchall()}
+        leaves, said = [], []
+        for r in rows:
+            e = events.get(r[3])
+            row = {
+                "audit_event": r[3], "action": r[4], "grounding_id": r[5], "revision": r[6],
+                "actor_ref": r[7], "at": r[8], "commitments": loads(r[9]),
+                "event": None if e is None else {
+                    "event_id": e[0], "action": e[1], "grounding_id": e[2], "revision": e[3],
+                    "actor_ref": e[4], "at": e[5], "dimension": e[6], "outcome": e[7],
+                },
+            }  # fmt: skip
+            leaves.append((r[0], r[1], r[2], nodes.get(r[0]), row))
+            if rows_sql is not None:
+                said.append(entries(row["commitments"], loads(r[10])))
+        if rows_sql is None:
+            return Chunk(leaves)
+        wanted, key_ids = wanted_rows(said)
+        stored = {}
+        for table, ids in wanted.items():
+            if table in rows_sql:
+                cursor.execute(rows_sql[table], [",".join(ids)], binary=True)
+                stored[table] = {pk: (data, subject) for pk, data, subject in cursor.fetchall()}
+        keys = {}
+        if key_ids:
+            cursor.execute(_KEYS, [",".join(map(str, key_ids))], binary=True)
+            keys = {k[0]: k[1:] for k in cursor.fetchall()}
+    return Chunk(leaves, said, stored, keys)
