@@ -66,6 +66,10 @@ class DatabaseTier:
                 "fsync = off\nsynchronous_commit = on\n"
             )
         self._start_postgres("primary", data)
+        self.create_app_database()
+
+    def create_app_database(self) -> None:
+        """The app's role and database, on the primary."""
         with self.connect("primary", "postgres") as conn:
             conn.execute(f"CREATE ROLE {APP_USER} LOGIN PASSWORD '{APP_PASSWORD}'")
             conn.execute(f"CREATE DATABASE {DATABASE} OWNER {APP_USER}")
@@ -124,6 +128,10 @@ class DatabaseTier:
         )
 
     # -- PgBouncer ---------------------------------------------------------------------
+    def pgbouncer_settings(self) -> list[str]:
+        """Lines added to pgbouncer.ini (a topology whose primary moves adds its own)."""
+        return []
+
     def start_pgbouncer(self) -> None:
         directory = self.scratch / "pgbouncer"
         directory.mkdir()
@@ -139,6 +147,7 @@ class DatabaseTier:
                 "port": self.ports["pgbouncer"],
                 "primary_port": self.ports["primary"],
                 "pool_size": POOL_SIZE,
+                "more": "\n".join(self.pgbouncer_settings()),
             },
         )
         chown_tree(directory, self.user)

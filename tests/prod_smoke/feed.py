@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import requests
 from standardwebhooks.webhooks import Webhook as Verifier
@@ -22,23 +23,32 @@ from tests.prod_smoke.web import PROJECT
 
 
 class Receiver:
-    """A threaded http.server on loopback recording every delivery."""
+    """A threaded http.server on loopback recording every delivery; with `journal`,
+    each also as a line of JSON in that file before it is answered (a receiver run as
+    a service of its own, tests/ha_drill/receiver.py)."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0, journal: Path | None = None) -> None:
         self.received: list[tuple[dict[str, str], bytes]] = []
+        lock = threading.Lock()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.received.append((dict(self.headers.items()), body))
+                headers = dict(self.headers.items())
+                with lock:
+                    outer.received.append((headers, body))
+                    if journal is not None:
+                        line = {"at": time.time(), "headers": headers, "body": body.decode()}
+                        with journal.open("a", encoding="utf-8") as handle:
+                            handle.write(json.dumps(line) + "\n")
                 self.send_response(204)
                 self.end_headers()
 
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"

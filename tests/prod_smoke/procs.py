@@ -120,6 +120,9 @@ class Supervisor:
 
     logs: Path
     services: list[Service] = field(default_factory=list)
+    # Run after the services are stopped: what they started outside their own process
+    # group (Patroni's PostgreSQL runs in a session of its own).
+    cleanups: list[Callable[[], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         atexit.register(self.stop_all)
@@ -171,6 +174,14 @@ class Supervisor:
     def stop_all(self) -> None:
         while self.services:
             self.stop(self.services.pop())
+        while self.cleanups:
+            self.cleanups.pop()()
+
+    def detach(self) -> None:
+        """Leave everything running (HA_KEEP): nothing is stopped at exit."""
+        atexit.unregister(self.stop_all)
+        self.services.clear()
+        self.cleanups.clear()
 
 
 def wait_until(

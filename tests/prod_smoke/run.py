@@ -39,6 +39,8 @@ class Run:
     def __init__(self, name: str, *, time_limit: int, keep_env: str) -> None:
         self.name, self.time_limit, self.keep_env = name, time_limit, keep_env
         self.failed = True
+        # Set by the body to leave the programs running at the end (HA_KEEP).
+        self.keep_running = False
 
     def _interrupt(self, signum, frame):
         raise SmokeFailure(
@@ -68,6 +70,10 @@ class Run:
                 print(f"--- last lines of {service.name} ({service.log})\n{service.tail()}")
             self.failed = True
         signal.alarm(0)
+        if self.keep_running:
+            self.supervisor.detach()
+            print(f"== left running; everything is in {self.scratch}", flush=True)
+            return isinstance(error, Exception)
         stopping = time.monotonic()
         self.supervisor.stop_all()
         print(f"== stopped everything in {time.monotonic() - stopping:.1f}s", flush=True)

@@ -31,8 +31,12 @@ class Topology(DatabaseTier, WebTier):
     # The transparency log's signing key (a base64 Ed25519 seed), the smoke's own.
     log_key: str = field(default_factory=lambda: base64.b64encode(os.urandom(32)).decode())
 
+    def port_names(self) -> list[str]:
+        """Every port the topology listens on, by name (a larger topology adds its own)."""
+        return ["primary", "replica", "pgbouncer", "redis", *SERVERS, "https", "http"]
+
     def __post_init__(self) -> None:
-        names = ["primary", "replica", "pgbouncer", "redis", *SERVERS, "https", "http"]
+        names = self.port_names()
         self.ports = dict(zip(names, free_ports(len(names)), strict=True))
         self.pgbin = Path(self.programs["initdb"]).parent
         self.sockets = self.scratch / "sockets"

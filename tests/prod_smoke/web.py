@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import signal
 import sys
+import threading
 from pathlib import Path
 
 import requests
@@ -62,6 +63,24 @@ class WebTier:
         wait_until("Redis", answers, timeout=30, service=service)
 
     # -- app servers -------------------------------------------------------------------
+    def start_app_servers(self, workers: int = 2) -> None:
+        """Every app server, started side by side (each waits for its /healthz)."""
+        errors: list[BaseException] = []
+
+        def start(name: str) -> None:
+            try:
+                self.start_app_server(name, workers=workers)
+            except BaseException as error:  # reported on the main thread
+                errors.append(error)
+
+        threads = [threading.Thread(target=start, args=(name,)) for name in SERVERS]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+
     def start_app_server(self, name: str, workers: int = 2) -> Service:
         gunicorn = Path(sys.executable).with_name("gunicorn")
         service = self.supervisor.start(

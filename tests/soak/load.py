@@ -34,6 +34,9 @@ class Attempt:
     code: str = ""
     server: str = ""
     error: str = ""
+    # time.monotonic() when sent and when answered (or given up): a drill's windows.
+    sent_at: float = 0.0
+    answered_at: float = 0.0
 
 
 @dataclass
@@ -125,9 +128,13 @@ def worth_retrying(attempt: Attempt, is_write: bool, keyed: bool) -> bool:
 class Client:
     """One thread's HTTP client over both app servers, as one caller (a token)."""
 
-    def __init__(self, urls: list[str], token: str, recorder: Recorder) -> None:
+    def __init__(
+        self, urls: list[str], token: str, recorder: Recorder, verify: str | None = None
+    ) -> None:
         self.urls = urls
         self.recorder = recorder
+        # A CA file for HTTPS (per request: a session's own loses to REQUESTS_CA_BUNDLE).
+        self.verify: str | bool = verify or True
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Token {token}"
         # Straight to gunicorn: the header a TLS-terminating proxy would set.
@@ -152,7 +159,9 @@ class Client:
             sent["Idempotency-Key"] = op.key
         response = None
         for n in range(MAX_ATTEMPTS if retry else 1):
-            attempt = Attempt(request_id=f"soak-{uuid.uuid4().hex}", status=0)
+            attempt = Attempt(
+                request_id=f"soak-{uuid.uuid4().hex}", status=0, sent_at=time.monotonic()
+            )
             base = self.urls[next(self._turn)]
             try:
                 response = self.session.request(
@@ -162,10 +171,12 @@ class Client:
                     headers={**sent, "X-Request-ID": attempt.request_id},
                     timeout=30,
                     allow_redirects=False,
+                    verify=self.verify,
                 )
             except requests.RequestException as error:
                 response = None
                 attempt.error = type(error).__name__
+            attempt.answered_at = time.monotonic()
             if response is not None:
                 attempt.status = response.status_code
                 attempt.server = response.headers.get("X-Served-By", "")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,21 +39,7 @@ class SoakTopology(Topology):
 
     def start_servers(self) -> None:
         """Both app servers, started side by side (each waits for its /healthz)."""
-        errors: list[BaseException] = []
-
-        def start(name: str) -> None:
-            try:
-                self.start_app_server(name, workers=WORKERS)
-            except BaseException as error:  # reported on the main thread
-                errors.append(error)
-
-        threads = [threading.Thread(target=start, args=(name,)) for name in SERVERS]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        if errors:
-            raise errors[0]
+        self.start_app_servers(workers=WORKERS)
 
     def restart_servers(self, throttle_rates: str) -> None:
         for name in SERVERS:

@@ -1,0 +1,3 @@
+from tests.ha_drill.run import main
+
+raise SystemExit(main())
