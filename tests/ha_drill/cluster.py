@@ -135,6 +135,8 @@ class HaTopology(Topology, Backups):
             [self.programs["patroni"], str(self.patroni_config(member))],
             user=self.user,
             cwd=self.scratch / member,
+            # A lost host, also at the end (kill_postmasters stops its PostgreSQL).
+            stop_signal=signal.SIGKILL,
             # Patroni's Python must be Debian's (python3-etcd), not this venv's.
             env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8", "HOME": str(self.scratch)},
         )
@@ -189,9 +191,12 @@ class HaTopology(Topology, Backups):
                 return entry["name"] if self.role(entry["name"]) == "primary" else None
         return None
 
-    def standbys(self) -> dict[str, str]:
+    def standbys(self, leader: str | None = None) -> dict[str, str]:
         """Member → its pg_stat_replication sync_state on the leader (`sync`, `async`)."""
-        with self.connect("primary", "postgres") as conn:
+        leader = leader or self.leader()
+        if leader is None:
+            raise SmokeFailure("no leader to ask for its standbys")
+        with self.connect(leader, "postgres") as conn:
             rows = conn.execute(
                 "SELECT application_name, sync_state FROM pg_stat_replication "
                 "WHERE state = 'streaming'"
@@ -206,14 +211,15 @@ class HaTopology(Topology, Backups):
             leader = self.leader(members)
             if leader is None:
                 return None
-            with self.connect("primary", "postgres") as conn:
+            with self.connect(leader, "postgres") as conn:
                 if conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
                     return None
-            standbys = self.standbys()
+            standbys = self.standbys(leader)
             others = set(members) - {leader}
             if set(standbys) != others or "sync" not in standbys.values():
                 return None
-            return leader
+            # And Patroni says so too (it marks a restarted member running a moment later).
+            return leader if all(self.role(m) == "replica" for m in others) else None
 
         return wait_until(
             f"a leader and {len(members) - 1} streaming standbys (one synchronous)",

@@ -4,6 +4,7 @@ with its key) through nginx over TLS, and a probe of every app server's /readyz.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -74,14 +75,16 @@ def wait_for_writes(recorder: Recorder, phase: str, count: int, after: float = 0
 
 
 def outage(ops: list[Op], at: float) -> tuple[float, float, float]:
-    """Around the moment `at`: (the longest time without an acknowledged write across
-    it, the last acknowledgement before it, the first after it), relative to `at`."""
+    """After the fault at `at` (monotonic): the longest time without an acknowledged
+    write, from the last acknowledgement before the fault on; its start and end,
+    relative to `at`."""
     acks = [a.answered_at for a in acknowledged(ops)]
     before = [t for t in acks if t <= at]
-    after = [t for t in acks if t > at]
-    if not before or not after:
+    if not before or not [t for t in acks if t > at]:
         raise SmokeFailure("no acknowledged write on one side of the fault")
-    return after[0] - before[-1], before[-1] - at, after[0] - at
+    times = [before[-1], *(t for t in acks if t > at)]
+    start, end = max(itertools.pairwise(times), key=lambda pair: pair[1] - pair[0])
+    return end - start, start - at, end - at
 
 
 def statuses_of(ops: list[Op], kinds: tuple[str, ...]) -> dict[int, int]:
