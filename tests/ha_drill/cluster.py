@@ -39,7 +39,7 @@ class HaTopology(Topology, Backups):
         names = super().port_names()
         names += [*MEMBERS, *(f"{m}-rest" for m in MEMBERS)]
         names += [f"{e}-{kind}" for e in ETCD for kind in ("client", "peer")]
-        return [*names, "receiver"]
+        return [*names, "receiver", "restore-latest", "restore-before", "web-restored"]
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -49,6 +49,9 @@ class HaTopology(Topology, Backups):
         env = super().app_env(name)
         # A client told to come back soon: a failover takes seconds, not minutes.
         env["GROUNDING_DATABASE_RETRY_AFTER"] = "1"
+        # Every disposal also journaled off the database, for a restore to apply again
+        # (docs/architecture.md "Restoring from a backup").
+        env["GROUNDING_DISPOSAL_JOURNAL"] = str(self.scratch / "journal" / "disposals.jsonl")
         return env
 
     def pgbouncer_settings(self) -> list[str]:

@@ -67,6 +67,7 @@ def _services(top: HaTopology, step: Steps) -> None:
     top.start_pgbouncer()
     top.start_redis()
     step(f"gunicorn {', '.join(SERVERS)}; nginx with TLS on {top.ports['https']}")
+    (top.scratch / "journal").mkdir()  # the disposal journal's, off the database
     top.start_app_servers()
     top.start_nginx()
     step("the feed: a receiver (its own process) and two deliver_events workers")

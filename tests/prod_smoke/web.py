@@ -81,7 +81,9 @@ class WebTier:
         if errors:
             raise errors[0]
 
-    def start_app_server(self, name: str, workers: int = 2) -> Service:
+    def start_app_server(
+        self, name: str, workers: int = 2, env: dict[str, str] | None = None
+    ) -> Service:
         gunicorn = Path(sys.executable).with_name("gunicorn")
         service = self.supervisor.start(
             name,
@@ -104,7 +106,7 @@ class WebTier:
                 "-",
             ],
             stop_signal=signal.SIGINT,  # quick shutdown
-            env=self.app_env(name),
+            env=env or self.app_env(name),
             cwd=PROJECT,
         )
         self.services[name] = service
