@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
+import time
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
@@ -102,3 +104,55 @@ class Backoff:
 
     def reset(self) -> None:
         self.attempts = 0
+
+
+@dataclass
+class Reconnecting:
+    """A long-running loop's way through a lost database (the sequencer, each delivery
+    worker thread): after a failed step its connections are discarded and it waits the
+    next backoff before trying again (a new connection, to whichever server leads by
+    then); each attempt and the reconnect are logged. Nothing else is carried over:
+    the loops keep no session state (their advisory locks are transaction-scoped,
+    taken again in each transaction; settings are SET LOCAL), so a new session
+    serves them as the old one did."""
+
+    what: str
+    backoff: Backoff = field(default_factory=Backoff)
+    down_since: float | None = None
+
+    def failed(self, exc: BaseException, stop: threading.Event) -> None:
+        close_all_quietly()
+        if self.down_since is None:
+            self.down_since = time.monotonic()
+        wait = self.backoff.next_wait()
+        if is_lost(exc):  # expected in a failover: one line, no traceback
+            logger.warning(
+                "%s: database connection lost (%s, sqlstate %s); reconnecting in %.1f s "
+                "(attempt %d)",
+                self.what,
+                type(exc).__name__,
+                sqlstate(exc),
+                wait,
+                self.backoff.attempts,
+            )
+        else:
+            logger.error(
+                "%s failed; retrying in %.1f s (attempt %d)",
+                self.what,
+                wait,
+                self.backoff.attempts,
+                exc_info=exc,
+            )
+        stop.wait(wait)
+
+    def succeeded(self) -> None:
+        if self.down_since is None:
+            return
+        logger.warning(
+            "%s: reconnected after %.1f s and %d attempts",
+            self.what,
+            time.monotonic() - self.down_since,
+            self.backoff.attempts,
+        )
+        self.down_since = None
+        self.backoff.reset()
