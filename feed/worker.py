@@ -37,7 +37,7 @@ from django.db import close_old_connections, connections, transaction
 from django.db.models import Exists, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from common.kernel import compat
+from common.kernel import compat, lost_connection
 from feed import envelope, log_link, signing, transport
 from feed.choices import AttemptOutcome, DeliveryState
 from feed.models import Delivery, DeliveryAttempt, DeliveryLane, Event, Webhook
@@ -332,14 +332,16 @@ def run(*, threads: int, poll: float, stop: threading.Event) -> None:
     def loop() -> None:
         idle = 0
         senders = ThreadPoolExecutor(SENDERS, thread_name_prefix="send")
+        reconnecting = lost_connection.Reconnecting(f"delivery {threading.current_thread().name}")
         try:
             while not stop.is_set():
                 close_old_connections()
                 try:
                     served = serve_one_lane(senders=senders)
-                except Exception:
-                    logger.exception("a delivery batch failed; retrying after the poll")
-                    served = None
+                    reconnecting.succeeded()
+                except Exception as exc:  # a failover, a restart: back off, reconnect
+                    reconnecting.failed(exc, stop)
+                    continue
                 busy = served is not None and (served.attempts or served.owed)
                 idle = idle + 1 if served is not None and not busy else 0
                 if served is None or idle >= 3:

@@ -31,6 +31,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, router, transaction
 from django.utils import timezone
 
+from common.kernel import lost_connection
 from common.kernel.canonical import canonical_bytes
 from policies.models import AuditEvent, Dimension
 from transparency import commitments, merkle, notes, tree
@@ -317,9 +318,11 @@ def _run_inline() -> None:
 def run_forever(interval: float = 0.2, stop: threading.Event | None = None) -> None:
     """The service: integrate, then wait `interval` seconds, until `stop` is set."""
     stop = stop or threading.Event()
+    reconnecting = lost_connection.Reconnecting("the sequencer")
     while not stop.is_set():
         try:
             integrate()
+            reconnecting.succeeded()
         except TreeMismatch:
             logger.exception("the log's tree disagrees with its signed root; not signing")
             stop.wait(5)
@@ -327,9 +330,8 @@ def run_forever(interval: float = 0.2, stop: threading.Event | None = None) -> N
             # A settings fault (no signing key) does not heal by retrying: stop.
             logger.exception("the sequencer cannot run as configured; stopping")
             raise
-        except Exception:  # the database restarting, a failover: try again
-            logger.exception("the sequencer failed; retrying")
-            connections.close_all()
-            stop.wait(1)
+        except Exception as exc:  # the database restarting, a failover: try again
+            reconnecting.failed(exc, stop)
+            continue
         stop.wait(interval)
     connections.close_all()

@@ -17,13 +17,14 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import DataError, IntegrityError, InterfaceError, OperationalError
+from django.db import DataError, IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
+from common.kernel import lost_connection
 from common.kernel.refusals import Refusal, pointer_join, status_for
 from common.web.parsers import PayloadTooLarge
 from common.web.refusal_audit import audit_refused_request
@@ -113,7 +114,7 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     elif isinstance(exc, RequestDataTooBig):
         status_code = 413
         body = problem("payload_too_large", 413, PayloadTooLarge.default_detail)
-    elif isinstance(exc, OperationalError | InterfaceError):
+    elif lost_connection.is_lost(exc):
         status_code, body, headers = database_unavailable(exc)
     elif isinstance(exc, exceptions.APIException):
         status_code = exc.status_code
@@ -189,9 +190,23 @@ DATABASE_UNAVAILABLE_DETAIL = (
 
 
 def database_unavailable(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
-    """503 database_unavailable with Retry-After (settings.GROUNDING_DATABASE_RETRY_AFTER)."""
+    """503 database_unavailable with Retry-After (settings.GROUNDING_DATABASE_RETRY_AFTER).
+
+    The one place both DRF views (the handler above) and everything else (handler500)
+    pass: the failed connections are discarded here, so the next request (or this
+    one's refusal audit) connects afresh to whichever server now leads. Their
+    transaction ends with them: the server rolls back what the session had not
+    committed, so nothing is half-written.
+    """
+    discarded = lost_connection.discard_failed()
     # One line, no traceback: an outage produces many of these.
-    logger.warning("database unavailable: %s: %s", type(exc).__name__, str(exc).strip()[:500])
+    logger.warning(
+        "database unavailable: %s: %s (sqlstate %s; discarded: %s)",
+        type(exc).__name__,
+        str(exc).strip()[:500],
+        lost_connection.sqlstate(exc),
+        ",".join(discarded) or "-",
+    )
     retry_after = int(getattr(settings, "GROUNDING_DATABASE_RETRY_AFTER", 5))
     body = problem("database_unavailable", 503, DATABASE_UNAVAILABLE_DETAIL)
     body["retry_after"] = retry_after
@@ -299,7 +314,7 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
 def server_error(request: HttpRequest) -> HttpResponse:
     # Django calls handler500 inside its `except`: the exception is still current.
     exc = sys.exc_info()[1]
-    if isinstance(exc, OperationalError | InterfaceError):
+    if exc is not None and lost_connection.is_lost(exc):
         status_code, body, headers = database_unavailable(exc)
         if _is_api(request):
             response = JsonResponse(body, status=status_code, content_type=PROBLEM_CONTENT_TYPE)

@@ -20,6 +20,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
+from common.kernel import lost_connection
 from common.kernel.identifiers import parse_uuid
 from common.kernel.request_context import refusal_noted
 from common.kernel.text import plausible_ref
@@ -69,5 +70,9 @@ def audit_refused_request(request: Any, code: str, status_code: int) -> None:
             grounding_id=grounding_id,
             dimension=dimension if plausible_ref(dimension, 63) else None,
         )
-    except Exception:  # the refusal is answered even when its event cannot be written
+    except Exception as exc:  # the refusal is answered even when its event cannot be written
+        if lost_connection.is_lost(exc):  # nor is a dead or read-only session kept for later
+            lost_connection.discard_failed()
+            logger.warning("could not write the audit event of a refused request: %s", exc)
+            return
         logger.exception("could not write the audit event of a refused request")

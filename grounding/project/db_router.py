@@ -7,7 +7,10 @@ the replica unless
   the six operations read and write one consistent snapshot; or
 - the current request is a write (any method but GET/HEAD/OPTIONS/TRACE), so a
   response never shows data older than the write it reports; or
-- code asked for the primary explicitly with `use_primary()`.
+- code asked for the primary explicitly with `use_primary()`; or
+- the replica is down or lags more than `DATABASE_REPLICA_MAX_LAG` seconds, as its
+  monitor last saw it (grounding/project/replica_health.py): reads fall back to the
+  primary, and `/readyz` says the replica is `degraded`.
 
 Writes and migrations always use `default`. The replica may lag: a client that
 reads an ETag from the replica and then writes with `If-Match` is still safe,
@@ -16,7 +19,7 @@ because the revision guard runs on the primary (a stale revision gets 412).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -24,6 +27,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, transaction
 
 from common.kernel import compat
+from grounding.project.replica_health import MONITOR
 
 PRIMARY = DEFAULT_DB_ALIAS
 REPLICA = "replica"
@@ -52,6 +56,10 @@ def replica_configured() -> bool:
 
 
 class ReplicaRouter:
+    def __init__(self, readable: Callable[[], bool] | None = None) -> None:
+        # Whether the replica may be read now: its monitor's last answer, by default.
+        self.readable = readable or MONITOR.readable
+
     def db_for_read(self, model, **hints) -> str:
         if not replica_configured() or _pinned.get():
             return PRIMARY
@@ -59,7 +67,7 @@ class ReplicaRouter:
             return PRIMARY
         if transaction.get_connection(PRIMARY).in_atomic_block:
             return PRIMARY
-        return REPLICA
+        return REPLICA if self.readable() else PRIMARY
 
     def db_for_write(self, model, **hints) -> str:
         return PRIMARY

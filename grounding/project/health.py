@@ -2,19 +2,23 @@
 
 - `/healthz`: the process is up and serving. Touches no database, so a database
   outage never makes an orchestrator restart healthy app servers.
-- `/readyz`: this instance can serve traffic: the primary database answers,
-  every migration on disk is applied, and the read replica (when configured)
-  answers. Otherwise 503. The body names each check and its state only; no
-  error text, host name or migration name is revealed. The checks run in a thread
-  of their own on fresh connections, and the probe answers 503 when they have not
-  finished within GROUNDING_READYZ_TIMEOUT_MS: a hung database never hangs it, and
-  while one check is still waiting no second one is started.
+- `/readyz`: this instance can serve traffic: the primary database answers and
+  every migration on disk is applied. Otherwise 503. The read replica (when
+  configured) is `ok`, or `degraded` when it is down or lags past
+  DATABASE_REPLICA_MAX_LAG (its monitor's last answer, grounding/project/replica_health.py):
+  reads then go to the primary, so the instance stays ready (200). The body names
+  each check and its state only; no error text, host name or migration name is
+  revealed. The checks run in a thread of their own on fresh connections, and the
+  probe answers 503 when they have not finished within GROUNDING_READYZ_TIMEOUT_MS:
+  a hung database never hangs it, and while one check is still waiting no second
+  one is started.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -23,12 +27,17 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from grounding.project import replica_health
+
 logger = logging.getLogger("grounding.project.health")
 
 OK = "ok"
 UNAVAILABLE = "unavailable"
 PENDING = "pending"
+DEGRADED = "degraded"
 REPLICA_ALIAS = "replica"
+# Checks whose failure makes the instance unready (the replica's only degrades it).
+REQUIRED = ("database", "migrations")
 
 
 @never_cache
@@ -67,8 +76,6 @@ def _run_checks() -> dict[str, str]:
     else:
         checks["database"] = UNAVAILABLE
         checks["migrations"] = UNAVAILABLE
-    if REPLICA_ALIAS in settings.DATABASES:
-        checks["replica"] = OK if _database_answers(REPLICA_ALIAS) else UNAVAILABLE
     return checks
 
 
@@ -102,13 +109,20 @@ def _checks_within(seconds: float) -> dict[str, str] | None:
 @never_cache
 @require_safe
 def readyz(request):
-    checks = _checks_within(settings.GROUNDING_READYZ_TIMEOUT_MS / 1000)
+    timeout = settings.GROUNDING_READYZ_TIMEOUT_MS / 1000
+    started = time.monotonic()
+    replica = REPLICA_ALIAS in settings.DATABASES
+    if replica:
+        replica_health.MONITOR.state(wait=0)  # its first probe runs alongside the checks
+    checks = _checks_within(timeout)
     if checks is None:
         logger.warning("readiness: the database checks did not finish in time")
         checks = {"database": UNAVAILABLE, "migrations": UNAVAILABLE}
-        if REPLICA_ALIAS in settings.DATABASES:
-            checks["replica"] = UNAVAILABLE
-    ready = all(state == OK for state in checks.values())
+    if replica:
+        left = max(0.0, timeout - (time.monotonic() - started))
+        state = replica_health.MONITOR.state(wait=left)
+        checks["replica"] = OK if state is not None and state.state == OK else DEGRADED
+    ready = all(checks[name] == OK for name in REQUIRED)
     return JsonResponse(
         {"status": OK if ready else UNAVAILABLE, "checks": checks},
         status=200 if ready else 503,

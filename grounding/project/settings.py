@@ -13,7 +13,7 @@ import dj_database_url
 from csp import constants as csp
 from django.core.exceptions import ImproperlyConfigured
 
-from grounding.project.db_timeouts import SQLITE_OPTIONS, with_timeouts
+from grounding.project.db_timeouts import POSTGRESQL_ENGINES, SQLITE_OPTIONS, with_timeouts
 from grounding.project.env import env_bool, env_int, env_list, env_str, load_env_file
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -236,6 +236,13 @@ for _alias, _config in DATABASES.items():
         lock=DATABASE_LOCK_TIMEOUT if _SERVER_SIDE else 0,
         idle_in_transaction=DATABASE_IDLE_IN_TRANSACTION_TIMEOUT if _SERVER_SIDE else 0,
     )
+# The replica: a short connect timeout (psycopg's floor, 2 s), so a lost replica is
+# noticed fast by its monitor; reads go to the primary while the replica is down or
+# further behind than DATABASE_REPLICA_MAX_LAG seconds (grounding/project/replica_health.py).
+if DATABASES.get("replica", {}).get("ENGINE") in POSTGRESQL_ENGINES:
+    _replica_options = DATABASES["replica"].setdefault("OPTIONS", {})
+    _replica_options["connect_timeout"] = min(int(_replica_options.get("connect_timeout") or 2), 2)
+DATABASE_REPLICA_MAX_LAG = env_int("DATABASE_REPLICA_MAX_LAG", default=5)
 # Seconds a client is told to wait (Retry-After) when the database does not answer.
 GROUNDING_DATABASE_RETRY_AFTER = env_int("GROUNDING_DATABASE_RETRY_AFTER", default=5)
 # /readyz gives up on the database checks after this long (milliseconds) and says 503.

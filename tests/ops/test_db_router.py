@@ -31,7 +31,8 @@ def router(settings):
         warnings.filterwarnings("ignore", "Overriding setting DATABASES")
         settings.DATABASES = {**settings.DATABASES, "replica": dict(settings.DATABASES["default"])}
     assert db_router.replica_configured()
-    return ReplicaRouter()
+    # The replica as its monitor last saw it: up and caught up.
+    return ReplicaRouter(readable=lambda: True)
 
 
 def _obj(alias):
@@ -55,6 +56,12 @@ def test_reads_inside_a_transaction_on_the_primary_stay_on_the_primary(router):
     with transaction.atomic():
         assert router.db_for_read(AuditEvent) == "default"
     assert router.db_for_read(AuditEvent) == "replica"
+
+
+def test_reads_fall_back_to_the_primary_while_the_replica_is_not_readable(router):
+    router.readable = lambda: False  # down, or further behind than DATABASE_REPLICA_MAX_LAG
+    assert not transaction.get_connection("default").in_atomic_block
+    assert router.db_for_read(AuditEvent) == "default"
 
 
 def test_writes_always_go_to_the_primary(router):
