@@ -69,7 +69,23 @@ def _run_checks() -> dict[str, str]:
         checks["migrations"] = UNAVAILABLE
     if REPLICA_ALIAS in settings.DATABASES:
         checks["replica"] = OK if _database_answers(REPLICA_ALIAS) else UNAVAILABLE
+    if checks["database"] == OK:
+        _disposals(checks)
     return checks
+
+
+def _disposals(checks: dict[str, str]) -> None:
+    """With a disposal journal: every disposal it holds is in the database ("pending"
+    after a restore until `manage.py reapply_disposals` has run)."""
+    from grounding.services.disposal_journal import readiness
+
+    try:
+        state = readiness()
+    except Exception:
+        logger.warning("readiness: cannot read the disposal journal", exc_info=True)
+        state = UNAVAILABLE
+    if state is not None:
+        checks["disposals"] = state
 
 
 _running_lock = threading.Lock()
