@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import router, transaction
 from django.utils import timezone
 
 from common.kernel.refusals import Refusal
@@ -163,11 +163,13 @@ def lacking(entries: Iterable[dict]) -> list[dict]:
     """The entries whose link the database holds and has not disposed (a link it does
     not hold was registered after the point it was restored to: nothing to serve)."""
     entries = list(entries)
+    # The primary's answer: a lagging replica would call a disposal just made lacking.
+    links = GroundingLink.objects.using(router.db_for_write(GroundingLink))
     out: list[dict] = []
     for start in range(0, len(entries), 1000):
         chunk = entries[start : start + 1000]
         live = set(
-            GroundingLink.objects.filter(grounding_id__in=[e["grounding_id"] for e in chunk])
+            links.filter(grounding_id__in=[e["grounding_id"] for e in chunk])
             .exclude(record_state=RecordState.DISPOSED)
             .values_list("grounding_id", flat=True)
         )
