@@ -150,12 +150,14 @@ def read(paths: Iterable[str]) -> Journal:
     for path in paths:
         if not Path(path).exists():
             continue
-        entries, _ = lines(path)
+        entries, end = lines(path)
         for entry in entries:
             if entry is None:
                 journal.torn += 1
             else:
                 journal.add(entry)
+        if end < Path(path).stat().st_size:  # a last line a crash left unended
+            journal.torn += 1
     return journal
 
 

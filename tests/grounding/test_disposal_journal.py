@@ -16,6 +16,9 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.db import transaction
+from hypothesis import given
+from hypothesis import settings as settings_
+from hypothesis import strategies as st
 
 from evidence.models import Passage
 from evidence.services.wsp_import import import_wsp_document
@@ -243,3 +246,34 @@ def test_a_torn_last_line_is_ended_and_counted(world, journal):
     disposal_journal.append(str(journal), {"disposal_id": "y", "state": "intent"})
     found = disposal_journal.read([str(journal)])
     assert found.torn == 1 and list(found.intents) == ["y"]
+
+
+@settings_(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(st.sampled_from(["intent", "committed"]), st.sampled_from("abcd")),
+            st.just(("torn", "")),
+        ),
+        max_size=20,
+    )
+)
+def test_the_journal_reads_each_disposal_s_last_word(tmp_path_factory, writes):
+    """Whatever the order of the lines and the torn ones between them (a crash mid-
+    append), a disposal with a committed line is committed, one with only intents is
+    an intent, and every torn line is counted, never read as an entry."""
+    path = tmp_path_factory.mktemp("journal") / "disposals.jsonl"
+    for state, disposal_id in writes:
+        if state == "torn":
+            with open(path, "a") as handle:
+                handle.write('{"disposal_id": "z", "sta')  # no newline: torn
+        else:
+            disposal_journal.append(str(path), {"disposal_id": disposal_id, "state": state})
+    found = disposal_journal.read([str(path)])
+    committed = {i for s, i in writes if s == "committed"}
+    assert set(found.committed) == committed
+    assert set(found.intents) == {i for s, i in writes if s == "intent"} - committed
+    # Torn writes in a row make one torn line, ended by the next append.
+    states = [state for state, _ in writes]
+    runs = [s == "torn" and (n == 0 or states[n - 1] != "torn") for n, s in enumerate(states)]
+    assert found.torn == sum(runs)
