@@ -3,8 +3,10 @@
 - `/healthz`: the process is up and serving. Touches no database, so a database
   outage never makes an orchestrator restart healthy app servers.
 - `/readyz`: this instance can serve traffic: the primary database answers,
-  every migration on disk is applied, and the read replica (when configured)
-  answers. Otherwise 503. The body names each check and its state only; no
+  every migration on disk is applied, the read replica (when configured)
+  answers, and (with a disposal journal) every journaled disposal is in the
+  database (`disposals`: `pending` after a restore until `reapply_disposals`).
+  Otherwise 503. The body names each check and its state only; no
   error text, host name or migration name is revealed. The checks run in a thread
   of their own on fresh connections, and the probe answers 503 when they have not
   finished within GROUNDING_READYZ_TIMEOUT_MS: a hung database never hangs it, and
