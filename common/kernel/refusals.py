@@ -75,6 +75,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "assessment_input_mismatch": 409,
     "link_withdrawn": 409,
     "link_disposed": 409,
+    # The disposal journal (outside the database) cannot be written: retry later.
+    "disposal_journal_unavailable": 503,
     "execution_conflict": 409,
     "master_ref_conflict": 409,
     "integrity_conflict": 409,

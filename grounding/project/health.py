@@ -2,16 +2,17 @@
 
 - `/healthz`: the process is up and serving. Touches no database, so a database
   outage never makes an orchestrator restart healthy app servers.
-- `/readyz`: this instance can serve traffic: the primary database answers and
-  every migration on disk is applied. Otherwise 503. The read replica (when
-  configured) is `ok`, or `degraded` when it is down or lags past
-  DATABASE_REPLICA_MAX_LAG (its monitor's last answer, grounding/project/replica_health.py):
-  reads then go to the primary, so the instance stays ready (200). The body names
-  each check and its state only; no error text, host name or migration name is
-  revealed. The checks run in a thread of their own on fresh connections, and the
-  probe answers 503 when they have not finished within GROUNDING_READYZ_TIMEOUT_MS:
-  a hung database never hangs it, and while one check is still waiting no second
-  one is started.
+- `/readyz`: this instance can serve traffic: the primary database answers,
+  every migration on disk is applied, and (with a disposal journal) every journaled
+  disposal is in the database (`disposals`: `pending` after a restore until
+  `reapply_disposals`). Otherwise 503. The read replica (when configured) is `ok`,
+  or `degraded` when it is down or lags past DATABASE_REPLICA_MAX_LAG (its
+  monitor's last answer, grounding/project/replica_health.py): reads then go to the
+  primary, so the instance stays ready (200). The body names each check and its
+  state only; no error text, host name or migration name is revealed. The checks
+  run in a thread of their own on fresh connections, and the probe answers 503 when
+  they have not finished within GROUNDING_READYZ_TIMEOUT_MS: a hung database never
+  hangs it, and while one check is still waiting no second one is started.
 """
 
 from __future__ import annotations
@@ -76,7 +77,23 @@ def _run_checks() -> dict[str, str]:
     else:
         checks["database"] = UNAVAILABLE
         checks["migrations"] = UNAVAILABLE
+    if checks["database"] == OK:
+        _disposals(checks)
     return checks
+
+
+def _disposals(checks: dict[str, str]) -> None:
+    """With a disposal journal: every disposal it holds is in the database ("pending"
+    after a restore until `manage.py reapply_disposals` has run)."""
+    from grounding.services.disposal_journal import readiness
+
+    try:
+        state = readiness()
+    except Exception:
+        logger.warning("readiness: cannot read the disposal journal", exc_info=True)
+        state = UNAVAILABLE
+    if state is not None:
+        checks["disposals"] = state
 
 
 _running_lock = threading.Lock()
@@ -122,7 +139,7 @@ def readyz(request):
         left = max(0.0, timeout - (time.monotonic() - started))
         state = replica_health.MONITOR.state(wait=left)
         checks["replica"] = OK if state is not None and state.state == OK else DEGRADED
-    ready = all(checks[name] == OK for name in REQUIRED)
+    ready = all(checks[name] == OK for name in REQUIRED) and checks.get("disposals", OK) == OK
     return JsonResponse(
         {"status": OK if ready else UNAVAILABLE, "checks": checks},
         status=200 if ready else 503,

@@ -324,6 +324,13 @@ GROUNDING_MAX_VALUE_BYTES = env_int("GROUNDING_MAX_VALUE_BYTES", default=64 * 10
 # Optional JSON-lines mirror of committed audit events (references only, no source text).
 GROUNDING_AUDIT_LOG_PATH = env_str("GROUNDING_AUDIT_LOG_PATH", default="")
 
+# The disposal journal (docs/architecture.md "Restoring from a backup"): every
+# disposal is also appended (fsynced) to this JSON-lines file, on storage that outlives
+# the database's host, so `manage.py reapply_disposals` can apply again the ones a
+# restored database lacks; /readyz answers 503 ("disposals": "pending") until it has.
+# Empty: no journal (local runs, tests).
+GROUNDING_DISPOSAL_JOURNAL = env_str("GROUNDING_DISPOSAL_JOURNAL", default="")
+
 # The transparency log (docs/transparency.md): every accepted write appends a leaf to
 # its Dimension's signed Merkle log. The checkpoints' Ed25519 signing key (a base64
 # 32-byte seed) is the trust root: required when DEBUG is off (`make run` writes one

@@ -26,7 +26,7 @@ from evidence.models import Passage
 from grounding import bodies
 from grounding.choices import RecheckState, RecordState
 from grounding.models import Disposal, GroundingLink, PassageBinding
-from grounding.services import inputs
+from grounding.services import disposal_journal, inputs
 from grounding.services._common import (
     open_link,
     refresh_display,
@@ -48,8 +48,15 @@ _COPIED_SELECTOR_KEYS = ("exact", "prefix", "suffix", "value")
 
 @composable
 def do_dispose(
-    *, actor, grounding_id, expected_revision: int, disposal: dict[str, Any]
+    *,
+    actor,
+    grounding_id,
+    expected_revision: int,
+    disposal: dict[str, Any],
+    reapplying: dict[str, str] | None = None,
 ) -> Disposal:
+    """`reapplying`: the journal's references of the disposal this one applies again
+    after a restore (reapply_disposals), kept with its audit event."""
     link = open_link(
         grounding_id,
         actor=actor,
@@ -88,7 +95,7 @@ def do_dispose(
     save_revision(link, actor=actor, reason="disposed under a recorded receipt")
     # Stored first answers of idempotent writes may copy what was just purged.
     IdempotencyKey.forget_answers_about(str(link.grounding_id))
-    audit.record(
+    event = audit.record(
         actor=actor,
         action=DISPOSE.action,
         grounding_id=link.grounding_id,
@@ -96,8 +103,11 @@ def do_dispose(
         expected_revision=expected_revision,
         resulting_revision=link.revision,
         decision_ref=record.policy_ref,
-        references={"receipt_ref": record.receipt_ref},
+        references={"receipt_ref": record.receipt_ref, **(reapplying or {})},
     )
+    # Last, so a disposal refused above is never journaled; an unwritable journal
+    # refuses this one (docs/architecture.md "Restoring from a backup").
+    disposal_journal.record(record, link, event.actor_ref)
     return record
 
 
@@ -116,6 +126,7 @@ DISPOSE = Operation(
         "revision_mismatch",
         "link_disposed",
         "validation_error",
+        "disposal_journal_unavailable",
     ),
     success=(201,),
     headers=("ETag",),

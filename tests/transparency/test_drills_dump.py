@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import os
 import subprocess
 import sys
@@ -171,14 +172,26 @@ def test_restored_dumps_verify_and_an_older_one_is_told_from_a_rewrite(world, tm
     newer = _dump()
     (tmp_path / "first.txt").write_text(first)
     (tmp_path / "second.txt").write_text(second)
+    log = Log.objects.get(dimension=world.dimension)
+    (tmp_path / "proof.json").write_text(json.dumps(proofs.consistency(log, 2, 3)))
 
     with _restored(older) as database:
         own = _verify_log(database, "--dimension", name)
         assert own.returncode == 0, own.stdout + own.stderr  # its own last checkpoint
         behind = _verify_log(database, "--dimension", name, "--since", str(tmp_path / "second.txt"))
-        assert behind.returncode == 1
-        assert "BEHIND: the earlier checkpoint is of 3 leaves, this log holds 2" in behind.stdout
+        assert behind.returncode == 4  # behind, not proved: no consistency proof given
+        assert (
+            "BEHIND by 1 leaves (not proved): the checkpoint is of 3 leaves, this log "
+            "holds 2" in behind.stdout
+        )
         assert "FIRST DISAGREEMENT" not in behind.stdout
+        proved = _verify_log(database, "--dimension", name, "--checkpoint",
+                             str(tmp_path / "second.txt"), "--consistency-proof",
+                             str(tmp_path / "proof.json"))  # fmt: skip
+        assert proved.returncode == 3, proved.stdout + proved.stderr
+        assert (
+            "BEHIND by 1 leaves: the checkpoint is of 3 leaves, this log holds 2" in proved.stdout
+        )
 
     with _restored(newer) as database:
         since = _verify_log(database, "--dimension", name, "--since", str(tmp_path / "first.txt"))

@@ -32,12 +32,20 @@ class Report:
     pending: int = 0
     checkpoints: int = 0
     problems: list[Problem] = field(default_factory=list)
-    behind: str = ""  # an earlier checkpoint beyond this log (an older restore)
+    behind: str = ""  # a checkpoint beyond this log (an older state: a restore)
+    behind_by: int = 0  # the checkpoint's size less this log's
+    behind_proved: bool = False  # a consistency proof shows this log is its prefix
     destroyed: dict[str, str | None] = field(default_factory=dict)  # subject: by
 
     @property
     def ok(self) -> bool:
         return not self.problems and not self.behind
+
+    @property
+    def rewritten(self) -> bool:
+        """The log disagrees with a checkpoint kept outside it (or with the
+        consistency proof that would make it that checkpoint's prefix)."""
+        return any(p.finding == "consistency" for p in self.problems)
 
     def first(self) -> Problem | None:
         return min(

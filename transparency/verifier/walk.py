@@ -15,11 +15,15 @@ is the row's link's, passage's or log's); a destroyed key was destroyed by a
 disposal the log records; the stored perfect subtrees are the leaves'; the root of
 every signed checkpoint's size is the checkpoint's; every checkpoint's signature
 verifies; every applied audit event of a logged write since the log began has its
-leaf; and, given an earlier checkpoint (`--since`), that the log extends it.
+leaf; and, given a checkpoint kept outside the database (`--checkpoint`), that the
+log extends it or, when the checkpoint is of a longer log, that this log is behind it
+(proved by a consistency proof from this log's size, when one is given) and not a
+rewrite (docs/transparency.md "Verifying a restored database").
 """
 
 from __future__ import annotations
 
+import base64
 from hashlib import sha256 as _sha256
 
 import orjson
@@ -36,7 +40,14 @@ from transparency.verifier.checks import (
     queued_events,
 )
 from transparency.verifier.chunk import entries
-from transparency.verifier.crypto import Note, RootStack, VerifierKey, parse_note, sha256
+from transparency.verifier.crypto import (
+    Note,
+    RootStack,
+    VerifierKey,
+    parse_note,
+    sha256,
+    verify_consistency,
+)
 from transparency.verifier.report import Problem, Report
 
 
@@ -45,9 +56,13 @@ def verify(
     *,
     verifier_key: str,
     since: str | None = None,
+    proof: dict | None = None,
     commitments: bool = True,
     using: str | None = None,
 ) -> Report:
+    """`since`: a signed checkpoint kept outside the database (earlier or later);
+    `proof`: a consistency proof (as GET /api/v1/log/proof/consistency serves it)
+    from this log's size to that checkpoint's, when the checkpoint is beyond it."""
     using = using or router.db_for_read(Leaf)
     key = VerifierKey.parse(verifier_key)
     log = Log.objects.using(using).select_related("dimension").get(dimension__name=dimension)
@@ -93,8 +108,8 @@ def verify(
                 report.problems.append(
                     Problem(
                         Finding.CONSISTENCY,
-                        f"the first {stack.size} leaves do not hash to the earlier checkpoint's "
-                        "root: the log was rewritten since (at or before this index)",
+                        f"the first {stack.size} leaves do not hash to the checkpoint's root: "
+                        "the log was rewritten since (at or before this index)",
                         index=stack.size - 1,
                     )
                 )
@@ -124,12 +139,54 @@ def verify(
     check_audit(report, log, using)
     report.pending = len(queued_events(using))
     if earlier is not None and earlier.size > log.size:
-        report.behind = (
-            f"the earlier checkpoint is of {earlier.size} leaves, this log holds {log.size}: "
-            "it is an older state of the log (a database restored from an older dump), not "
-            "a rewrite: the checkpoints it holds verify"
-        )
+        _behind(report, earlier, proof, log.size, stack.root())
     return report
+
+
+def _behind(report: Report, later: Note, proof: dict | None, size: int, root: bytes) -> None:
+    """This log is shorter than the checkpoint: an earlier state of it (a restore to an
+    earlier point) or a rewrite. Its leaves cannot rebuild the checkpoint's tree, so
+    only a consistency proof from its size to the checkpoint's tells them apart: it
+    verifies, or the log is not a prefix of that tree (rewritten). Without one, a log
+    that verifies against its own checkpoints is reported behind, not proved."""
+    if proof is not None:
+        hashes = [base64.b64decode(h) for h in proof.get("hashes", [])]
+        if (proof.get("first"), proof.get("second")) != (size, later.size):
+            report.problems.append(
+                Problem(
+                    Finding.CONSISTENCY,
+                    f"the consistency proof is from {proof.get('first')} to "
+                    f"{proof.get('second')} leaves; this log holds {size} and the "
+                    f"checkpoint is of {later.size}: give the proof of those sizes",
+                )
+            )
+            return
+        if not verify_consistency(size, later.size, hashes, root, later.root):
+            report.problems.append(
+                Problem(
+                    Finding.CONSISTENCY,
+                    f"the consistency proof from {size} to {later.size} leaves does not "
+                    f"verify: this log's {size} leaves are not a prefix of the checkpoint's "
+                    "tree: the log was rewritten",
+                    index=size - 1 if size else None,
+                )
+            )
+            return
+        report.behind_proved = True
+    if report.problems:
+        return  # a log that disagrees with itself is not an earlier state of anything
+    report.behind_by = later.size - size
+    how = (
+        f"the consistency proof from {size} to {later.size} verifies: this log is a prefix "
+        "of the checkpoint's tree"
+        if report.behind_proved
+        else "not proved: this log verifies against the checkpoints it holds, and no "
+        f"consistency proof from {size} to {later.size} leaves was given (--consistency-proof)"
+    )
+    report.behind = (
+        f"the checkpoint is of {later.size} leaves, this log holds {size}: an earlier state "
+        f"of the log (a database restored to an earlier point), not a rewrite; {how}"
+    )
 
 
 def _earlier(report: Report, key: VerifierKey, since: str | None, dimension: str) -> Note | None:
@@ -138,12 +195,10 @@ def _earlier(report: Report, key: VerifierKey, since: str | None, dimension: str
     note = parse_note(since)
     if not key.verifies(note):
         report.problems.append(
-            Problem(Finding.SIGNATURE, "the earlier checkpoint's signature does not verify")
+            Problem(Finding.SIGNATURE, "the checkpoint's signature does not verify")
         )
     if not note.origin.endswith(f"/grounding/{dimension}"):
-        report.problems.append(
-            Problem(Finding.CONSISTENCY, f"the earlier checkpoint is of {note.origin}")
-        )
+        report.problems.append(Problem(Finding.CONSISTENCY, f"the checkpoint is of {note.origin}"))
     return note
 
 
