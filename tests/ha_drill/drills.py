@@ -119,20 +119,19 @@ class Drill:
             print(f"   SIGKILLed {victim} (the asynchronous standby the reads go to): "
                   f"Patroni and PostgreSQL, pids {pids}", flush=True)  # fmt: skip
             wait_until("every app server ready with its replica degraded",
-                       lambda: self.all_ready("degraded"), timeout=30)  # fmt: skip
+                       lambda: probe.all_ready("degraded", killed_at), timeout=30)  # fmt: skip
             degraded = time.monotonic()
             wait_for_writes(self.recorder, "replica", 15, after=degraded)
             wait_until("reads answered after", lambda: len(answered(
                 [op for op in self.recorder.of("replica") if op.kind in READS], degraded)) >= 10,
                 timeout=30)  # fmt: skip
         self.figure("replica lost → every app server degraded", f"{degraded - killed_at:.1f} s")
-        states = probe.states()
-        after = [(s, r) for t, _, s, r in probe.seen if t > killed_at]
+        after = [status for t, _, status, _ in probe.seen if t > killed_at]
         self.record(
             Check(
                 "every app server stayed ready (200) after the replica was lost",
-                bool(after) and all(status == 200 for status, _ in after),
-                f"/readyz polled {len(probe.seen)} times: {states}",
+                bool(after) and all(status == 200 for status in after),
+                f"/readyz polled {len(after)} times since: {probe.states(killed_at)}",
             )
         )
         self.writes_hold("replica")

@@ -109,18 +109,19 @@ def readyz(port: int) -> tuple[int, dict]:
 
 @dataclass
 class Probe:
-    """Every app server's /readyz, polled from a thread while the block runs."""
+    """Every app server's /readyz, polled from a thread while the block runs (one
+    probe at a time per server: /readyz answers 503 to a probe that arrives while an
+    earlier one's checks still wait)."""
 
     ports: dict[str, int]
-    seen: list[tuple[float, str, int, str]] = field(default_factory=list)  # t, server, …
+    seen: list[tuple[float, str, int, dict]] = field(default_factory=list)  # t, server, …
     stop: threading.Event = field(default_factory=threading.Event)
 
     def _poll(self) -> None:
         while not self.stop.wait(0.3):
             for name in SERVERS:
                 status, body = readyz(self.ports[name])
-                replica = body.get("checks", {}).get("replica", "?")
-                self.seen.append((time.monotonic(), name, status, replica))
+                self.seen.append((time.monotonic(), name, status, body))
 
     def __enter__(self) -> Probe:
         self.thread = threading.Thread(target=self._poll, daemon=True)
@@ -131,8 +132,18 @@ class Probe:
         self.stop.set()
         self.thread.join(timeout=15)
 
-    def states(self) -> dict[tuple[int, str], int]:
-        counted: dict[tuple[int, str], int] = {}
-        for _, _, status, replica in self.seen:
-            counted[(status, replica)] = counted.get((status, replica), 0) + 1
+    def all_ready(self, replica: str, after: float) -> bool:
+        """Every server's last answer since `after`: 200 with the replica `replica`."""
+        last = {name: (status, body) for t, name, status, body in list(self.seen) if t > after}
+        return set(last) == set(SERVERS) and all(
+            status == 200 and body.get("checks", {}).get("replica") == replica
+            for status, body in last.values()
+        )
+
+    def states(self, after: float = 0.0) -> dict[str, int]:
+        counted: dict[str, int] = {}
+        for t, _, status, body in self.seen:
+            if t > after:
+                state = f"{status} {body.get('checks', body)}"
+                counted[state] = counted.get(state, 0) + 1
         return counted
