@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import UTC
 from pathlib import Path
 
 import requests
@@ -126,7 +127,7 @@ class Restores:
                 json=wsp_extract(text, f"https://example.org/ferry-{self.mark}-{n}"),
             )
             payload = copy.deepcopy(BASE_PAYLOAD)
-            payload["statement"]["statement_ref"] = f"urn:answer:ha-{self.mark}-{n}#s1"
+            payload["statement"]["statement_ref"] = f"urn:answer:ha-{uuid.uuid4().hex[:12]}#s1"
             payload["passage"] = {"passage_id": imported["passages"][0]["passage_id"]}
             payload["anchor"]["source_selector"] = {
                 "type": "TextQuoteSelector",
@@ -155,7 +156,7 @@ class Restores:
                 f"/api/v1/groundings/{grounding_id}/disposal/",
                 201,
                 headers={"If-Match": '"1"'},
-                json={"receipt_ref": f"urn:receipt:{self.mark}", "policy_ref": "urn:policy:r"},
+                json={"receipt_ref": "urn:receipt:ha-drill", "policy_ref": "urn:policy:r"},
             )
         self.size = self.integrated()
         expect(
@@ -223,7 +224,8 @@ class Restores:
         env = self.restored(
             "restore-before",
             "--type=time",
-            f"--target={self.target.isoformat()}",
+            # pgBackRest's time format: YYYY-MM-DD HH:MM:SS.ffffff+00.
+            f"--target={self.target.astimezone(UTC).strftime('%Y-%m-%d %H:%M:%S.%f+00')}",
             "--target-action=promote",
         )
         with self.top.connect("restore-before") as conn:
@@ -307,14 +309,14 @@ class Restores:
         ]
         shown = [r.status_code for r in reads]
         states = [r.json().get("record_state") for r in reads]
-        leaked = [g for g, r in zip(self.links, reads, strict=True) if self.mark in r.text]
+        leaked = [r.text for r in reads if self.mark in r.text]
         print(
             f"   after: {rows} rows hold the text; the links read {shown}, record_state "
             f"{states}; the text in {len(leaked)} answers"
         )
         expect(
             rows == 0 and not leaked and states == ["disposed"] * DISPOSED,
-            "disposed text readable after the restore",
+            f"disposed text readable after the restore: {rows} rows; {leaked[:1]}",
         )
 
 
