@@ -143,6 +143,7 @@ class Checkpoints:
         self.dimension = dimension
         self.seen: list[tuple[float, str]] = []
         self.errors = 0
+        self.retried = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._poll, daemon=True)
 
@@ -158,6 +159,19 @@ class Checkpoints:
             if text not in known:
                 known.add(text)
                 self.seen.append((time.monotonic(), text))
+
+    def answer(self, path: str, **query) -> dict:
+        """GET as a client does: a 503 (a connection the app lost to a member that
+        changed role; it says Retry-After) is asked again, a few times."""
+        for _ in range(10):
+            try:
+                return self.client.json(path, dimension=self.dimension, **query)
+            except outside.Failed as error:
+                if ": 503 " not in str(error):
+                    raise
+                self.retried += 1
+                time.sleep(1)
+        return self.client.json(path, dimension=self.dimension, **query)
 
     def start(self) -> None:
         self.thread.start()
@@ -187,12 +201,7 @@ class Checkpoints:
             nonlocal proofs
             if first >= second:
                 return
-            proof = self.client.json(
-                "/api/v1/log/proof/consistency",
-                dimension=self.dimension,
-                first=first,
-                second=second,
-            )
+            proof = self.answer("/api/v1/log/proof/consistency", first=first, second=second)
             hashes = [base64.b64decode(h) for h in proof["hashes"]]
             try:
                 outside.verify_consistency(first, second, hashes, notes[first][0],
@@ -218,5 +227,6 @@ class Checkpoints:
             offenders,
             f"{len(notes)} checkpoints (sizes {sizes[0] if sizes else '-'}.."
             f"{sizes[-1] if sizes else '-'}), {proofs} consistency proofs verified over "
-            f"the API across {', '.join(label for label, _ in changes)}",
+            f"the API across {', '.join(label for label, _ in changes)} ({self.retried} "
+            "asked again after a 503)",
         )

@@ -68,17 +68,21 @@ class Restores:
         self.verify = str(top.cert)
 
     def call(self, role: str, method: str, path: str, expected: int, **kwargs) -> dict:
-        answer = self.session.request(
-            method,
-            self.top.base_url() + path,
-            verify=self.verify,
-            timeout=30,
-            headers={
-                "Authorization": f"Token {self.top.demo['tokens'][role]}",
-                **kwargs.pop("headers", {}),
-            },
-            **kwargs,
-        )
+        """One request as a careful client sends it: a write with an Idempotency-Key,
+        sent again (same key) on a 503, as its Retry-After says."""
+        headers = {
+            "Authorization": f"Token {self.top.demo['tokens'][role]}",
+            "Idempotency-Key": f"ha-restore-{uuid.uuid4().hex}",
+            **kwargs.pop("headers", {}),
+        }
+        for _ in range(10):
+            answer = self.session.request(
+                method, self.top.base_url() + path, verify=self.verify, timeout=30,
+                headers=headers, **kwargs,
+            )  # fmt: skip
+            if answer.status_code != 503:
+                break
+            time.sleep(int(answer.headers.get("Retry-After", "1")))
         expect(
             answer.status_code == expected,
             f"{method} {path}: {answer.status_code} (expected {expected}) {answer.text[:300]}",
