@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint ci clean bench bench-smoke lock prod-smoke soak spec schemathesis
+.PHONY: install run test lint ci clean bench bench-smoke lock prod-smoke soak ha-drill spec schemathesis
 
 # Local runs: DEBUG on and human-readable log lines, unless the environment says otherwise.
 LOCAL := DJANGO_DEBUG=$${DJANGO_DEBUG:-1} DJANGO_LOG_FORMAT=$${DJANGO_LOG_FORMAT:-text}
@@ -79,6 +79,16 @@ prod-smoke: install
 # "Soak and kill drills"). About a minute and a half; SOAK_KEEP=1 keeps the logs.
 soak: install
 	$(BIN)/python -m tests.soak
+
+# Issue 36's drills on real programs (apt-installs what is missing): etcd ×3, Patroni ×3
+# (PostgreSQL 15, synchronous replication), HAProxy by Patroni's REST checks, PgBouncer,
+# two gunicorn servers behind nginx (TLS), the sequencer, two delivery workers and a
+# receiver, pgBackRest; a replica lost, the leader lost under load, both back
+# (pg_rewind), a switchover, point-in-time restores (README "High availability and
+# recovery"). Within 8 minutes; HA_KEEP=1 leaves it running and writes $$HA_STATE
+# (default /tmp/grounding-ha/topology.json); HA_KEEP_LOGS=1 keeps the logs.
+ha-drill: install
+	$(BIN)/python -m tests.ha_drill
 
 # schemathesis --checks all against gunicorn, once per role (curator, reviewer, steward,
 # projection agent, access steward), every phase incl. stateful (OpenAPI links), a fixed

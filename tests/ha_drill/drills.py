@@ -145,13 +145,14 @@ class Drill:
         top.start_member(member)
         leader = top.wait_healthy(timeout=120)
         rejoined = time.monotonic() - started
-        text = service_log.read_text(errors="replace")[offset:]
-        rewound = [line.split(": ", 1)[-1] for line in text.splitlines() if "rewind" in line]
+        lines = service_log.read_text(errors="replace")[offset:].splitlines()
+        ran = any("running pg_rewind" in line for line in lines)
+        diverged = [line.split("pg_rewind: ", 1)[-1] for line in lines if "diverged" in line]
         self.figure(f"{member} back as a replica of {leader}", f"{rejoined:.1f} s, standbys "
-                    f"{top.standbys()}; pg_rewind: {rewound[:3] or 'not needed'}")  # fmt: skip
+                    f"{top.standbys()}; pg_rewind: "
+                    f"{(diverged or ['ran'])[0] if ran else 'not needed'}")  # fmt: skip
         wait_until("every app server reading from its replica again",
                    lambda: self.all_ready("ok"), timeout=30)  # fmt: skip
-        self.rewound = rewound
 
     def leader_lost(self) -> None:
         top = self.top
@@ -238,8 +239,8 @@ class Drill:
         self.figure("switchover window (no write acknowledged)", f"{window:.1f} s (from "
                     f"{last:+.1f} s to {first_after:+.1f} s after the request)")  # fmt: skip
         mended = sum(1 for op in ops for a in op.attempts if a.status >= 500 or a.status == 0)
-        print(f"   {mended} attempts answered 5xx or not at all, each mended by its keyed "
-              "retry:", flush=True)  # fmt: skip
+        print(f"   {mended} attempts answered 5xx or not at all; every write's keyed retry "
+              "mended it (below)", flush=True)  # fmt: skip
         self.writes_hold("switchover")
         rejoined = top.wait_healthy(timeout=90)
         print(f"   {leader} follows {rejoined} by itself; standbys {top.standbys()}")
