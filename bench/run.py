@@ -131,6 +131,8 @@ def main() -> None:
         ("transparency", lambda: workloads.transparency_log(tokens)),
         ("reads_at_scale", lambda: workloads.reads_at_scale(tokens)),
         ("event_feed", lambda: workloads.event_feed(tokens)),
+        # Issue 36: register on a Patroni leader, synchronous replication on and off.
+        ("ha_sync_commit", workloads.ha_sync_commit),
     ]
     only = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
     for name, step in steps:

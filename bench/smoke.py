@@ -38,6 +38,8 @@ TINY = {
     "BENCH_FEED_RATE": "20",
     "BENCH_FEED_SECONDS": "2",
     "BENCH_FEED_SUBSCRIBERS": "5",
+    "BENCH_HA_ROUNDS": "1",
+    "BENCH_HA_REGISTERS": "10",
 }
 
 
