@@ -34,17 +34,17 @@ def write(top: HaTopology) -> Path:
     groups = sorted({service.process.pid for service in top.supervisor.services})
     members = " ".join(shlex.quote(str(top.data_dir(m))) for m in MEMBERS)
     script = top.scratch / "stop.sh"
-    # POSIX sh (dash): `kill -s KILL -PGID` kills a process group; no `--`.
+    # POSIX sh (dash too): `kill -s KILL -- -PGID` kills a process group.
     script.write_text(
         "#!/bin/sh\n# Stops what `HA_KEEP=1 make ha-drill` left running, then removes it.\n"
         f"groups='{' '.join(map(str, groups))}'\n"
-        "for group in $groups; do kill -s KILL -$group 2>/dev/null; done\n"
+        "for group in $groups; do kill -s KILL -- -$group 2>/dev/null; done\n"
         f"for data in {members}; do\n"
         '  [ -f "$data/postmaster.pid" ] && kill -s KILL "$(head -1 "$data/postmaster.pid")" '
         "2>/dev/null\ndone\n"
         "# Until every group is gone (10 s at most), then the scratch folder.\n"
         "for _ in 1 2 3 4 5 6 7 8 9 10; do\n"
-        "  alive=; for group in $groups; do kill -0 -$group 2>/dev/null && alive=1; done\n"
+        "  alive=; for group in $groups; do kill -s 0 -- -$group 2>/dev/null && alive=1; done\n"
         '  [ -z "$alive" ] && break; sleep 1\n'
         "done\n"
         f"rm -rf {shlex.quote(str(top.scratch))}\n"
