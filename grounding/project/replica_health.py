@@ -127,9 +127,10 @@ class ReplicaMonitor:
         previous = None
         while True:
             state = self.probe()
-            if previous is not None and state.state != previous:
+            # Each change is logged, and a replica found unreadable at start-up.
+            if state.state != (previous or OK):
                 log = logger.info if state.state == OK else logger.warning
-                log("replica %s (was %s); lag %s s", state.state, previous, state.lag)
+                log("replica %s (was %s); lag %s s", state.state, previous or "unknown", state.lag)
             previous = state.state
             self._last = state
             self._first.set()
