@@ -96,7 +96,9 @@ class Backoff:
     in its upper half (so a restarted fleet spreads out but never spins)."""
 
     base: float = 0.5
-    cap: float = 15.0
+    # A Patroni failover takes seconds to tens of seconds: retrying at most every 5 s
+    # finds the new leader soon after it is up, at a few connects per process.
+    cap: float = 5.0
     attempts: int = 0
     rng: random.Random = field(default_factory=random.Random, repr=False)
 

@@ -26,10 +26,10 @@ def test_each_wait_is_within_the_upper_half_of_its_capped_ceiling(base, cap, see
 
 
 def test_the_waits_grow_to_the_cap_and_start_again_after_a_reconnect():
-    backoff = Backoff(base=0.5, cap=15, rng=random.Random(7))
-    ceilings = [min(15, 0.5 * 2**n) for n in range(8)]
+    backoff = Backoff(rng=random.Random(7))  # the defaults: 0.5 s, doubling, 5 s at most
+    ceilings = [min(5, 0.5 * 2**n) for n in range(7)]
     waits = [backoff.next_wait() for _ in ceilings]
-    assert ceilings == [0.5, 1, 2, 4, 8, 15, 15, 15]
+    assert ceilings == [0.5, 1, 2, 4, 5, 5, 5]
     assert all(c / 2 <= w <= c for w, c in zip(waits, ceilings, strict=True))
     assert len(set(waits[-3:])) == 3  # jittered: a fleet does not reconnect in step
     backoff.reset()
