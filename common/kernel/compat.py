@@ -164,6 +164,11 @@ def driver_cursor(connection) -> Iterator:
         yield cursor
 
 
+def is_connected(connection) -> bool:
+    """Whether Django's connection holds an open driver connection (`connection.connection`)."""
+    return connection.connection is not None
+
+
 def driver_connection(connection) -> Any:
     """The driver's own connection under Django's (psycopg 3's `Connection` on
     PostgreSQL), connected first: for statements sent past Django's cursor wrapper."""

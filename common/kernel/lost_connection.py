@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 
+from common.kernel import compat
+
 logger = logging.getLogger("grounding.database")
 
 # SQLSTATEs of a server that cannot serve this session (PostgreSQL appendix A):
@@ -67,13 +69,9 @@ def discard_failed() -> list[str]:
     """
     discarded = []
     for connection in connections.all(initialized_only=True):
-        if connection.connection is None or connection.vendor == "sqlite":
+        if connection.vendor == "sqlite" or not compat.is_connected(connection):
             continue
-        try:
-            connection.close()
-        except DatabaseError:  # closing a dead socket may complain: it is gone either way
-            logger.debug("closing a failed connection", exc_info=True)
-            connection.connection = None
+        _close(connection)
         discarded.append(connection.alias)
     return discarded
 
@@ -81,10 +79,15 @@ def discard_failed() -> list[str]:
 def close_all_quietly() -> None:
     """Close every connection of this thread, whatever state it is in."""
     for connection in connections.all(initialized_only=True):
-        try:
-            connection.close()
-        except DatabaseError:
-            connection.connection = None
+        _close(connection)
+
+
+def _close(connection) -> None:
+    # Closing a dead socket may complain; Django forgets the connection either way.
+    try:
+        connection.close()
+    except DatabaseError:
+        logger.debug("closing a failed connection", exc_info=True)
 
 
 @dataclass
@@ -93,7 +96,9 @@ class Backoff:
     in its upper half (so a restarted fleet spreads out but never spins)."""
 
     base: float = 0.5
-    cap: float = 15.0
+    # A Patroni failover takes seconds to tens of seconds: retrying at most every 5 s
+    # finds the new leader soon after it is up, at a few connects per process.
+    cap: float = 5.0
     attempts: int = 0
     rng: random.Random = field(default_factory=random.Random, repr=False)
 

@@ -30,16 +30,18 @@ import threading
 import time
 from dataclasses import dataclass
 
+import psycopg
 from django.conf import settings
 from django.db import connections
-
-from common.kernel import lost_connection
 
 logger = logging.getLogger("grounding.project.replica")
 
 REPLICA = "replica"
 CHECK_INTERVAL = 1.0  # seconds between probes
 STALE_AFTER = 3 * CHECK_INTERVAL + 2  # an answer older than this is no answer
+
+# The monitor's session is `<the replica URL's application_name>:replica-monitor`.
+MONITOR_SUFFIX = "replica-monitor"
 
 OK = "ok"
 DOWN = "down"
@@ -85,8 +87,9 @@ class ReplicaMonitor:
         self._lock = threading.Lock()
         self._pid: int | None = None
         self._first = threading.Event()
-        self._state: ReplicaState | None = None
+        self._last: ReplicaState | None = None
         self._behind_since: float | None = None
+        self._conn: psycopg.Connection | None = None
 
     def readable(self) -> bool:
         state = self.state()
@@ -99,7 +102,7 @@ class ReplicaMonitor:
         self._start()
         if not self._first.is_set():
             self._first.wait(self._connect_timeout() + 1 if wait is None else wait)
-        state = self._state
+        state = self._last
         if state is None or time.monotonic() - state.checked_at > STALE_AFTER:
             return None
         return state
@@ -116,7 +119,7 @@ class ReplicaMonitor:
                 return
             # A forked worker starts its own (a thread does not survive a fork).
             self._first = threading.Event()
-            self._state, self._behind_since = None, None
+            self._last, self._behind_since, self._conn = None, None, None
             threading.Thread(target=self._run, name="replica-monitor", daemon=True).start()
             self._pid = os.getpid()
 
@@ -124,25 +127,38 @@ class ReplicaMonitor:
         previous = None
         while True:
             state = self.probe()
-            if previous is not None and state.state != previous:
+            # Each change is logged, and a replica found unreadable at start-up.
+            if state.state != (previous or OK):
                 log = logger.info if state.state == OK else logger.warning
-                log("replica %s (was %s); lag %s s", state.state, previous, state.lag)
+                log("replica %s (was %s); lag %s s", state.state, previous or "unknown", state.lag)
             previous = state.state
-            self._state = state
+            self._last = state
             self._first.set()
             time.sleep(CHECK_INTERVAL)
 
+    def _connect(self) -> psycopg.Connection:
+        # The monitor's own session, named apart from the requests' (an observer of
+        # pg_stat_activity tells the probes from the reads), in autocommit.
+        params = connections[REPLICA].get_connection_params()
+        name = params.get("application_name") or "grounding"
+        params["application_name"] = f"{name}:{MONITOR_SUFFIX}"[:63]
+        # A host that vanishes mid-probe fails it within seconds, not TCP's minutes.
+        params.setdefault("tcp_user_timeout", 5000)
+        return psycopg.connect(**params, autocommit=True)
+
     def probe(self) -> ReplicaState:
-        """Probe the replica once, on this thread's own connection to it."""
+        """Probe the replica once, on the monitor's own session."""
         now = time.monotonic()
         max_lag = float(settings.DATABASE_REPLICA_MAX_LAG)
         try:
-            with connections[REPLICA].cursor() as cursor:
-                cursor.execute(PROBE_SQL)
-                row = cursor.fetchone()
+            if self._conn is None or self._conn.closed:
+                self._conn = self._connect()
+            row = self._conn.execute(PROBE_SQL).fetchone()
         except Exception as exc:  # any failure is a replica not to read from
             logger.debug("replica probe failed: %s", exc)
-            lost_connection.close_all_quietly()
+            if self._conn is not None:
+                self._conn.close()
+            self._conn = None
             self._behind_since = None
             return ReplicaState(DOWN, None, now)
         state, lag, self._behind_since = judge(
