@@ -92,18 +92,18 @@ class Drill:
         print(f"   writes' attempts by status {statuses_of(ops, WRITES)}; {settled} "
               "settled by their replay", flush=True)  # fmt: skip
 
-    def readiness(self, replica: str) -> dict[str, tuple[int, dict]]:
+    def readiness(self) -> dict[str, tuple[int, dict]]:
         return {name: readyz(self.top.ports[name]) for name in SERVERS}
 
     def all_ready(self, replica: str) -> bool:
         return all(
             status == 200 and body.get("checks", {}).get("replica") == replica
-            for status, body in self.readiness(replica).values()
+            for status, body in self.readiness().values()
         )
 
     # -- the drills --------------------------------------------------------------------
     def ready(self) -> None:
-        for name, (status, body) in self.readiness("ok").items():
+        for name, (status, body) in self.readiness().items():
             print(f"   {name} /readyz: {status} {body}")
         wait_until("every app server ready with its replica", lambda: self.all_ready("ok"),
                    timeout=30)  # fmt: skip
@@ -196,8 +196,7 @@ class Drill:
                 written = record.read_written(conn, sorted(later))
             leaves = [written.leaf.get(a) for r in later for a in written.by_request.get(r, [])]
             events = {e for a in written.events.values() for e in a}
-            ids = {record.json.loads(d["body"])["id"] for d in
-                   record.deliveries(self.top.journal)}  # fmt: skip
+            ids = record.delivered_ids(self.top.journal)
             self.carried = (len(leaves), len(events))
             return bool(leaves) and None not in leaves and events <= ids
 
@@ -260,9 +259,9 @@ class Drill:
         written = wait_until("the sequencer integrated every write", integrated, timeout=60,
                              interval=0.5)  # fmt: skip
         ids = set(written.event_keys)
-        wait_until("every event at the receiver", lambda: ids <= {
-            record.json.loads(d["body"])["id"] for d in record.deliveries(self.top.journal)},
-            timeout=60, interval=0.5)  # fmt: skip
+        wait_until("every event at the receiver",
+                   lambda: ids <= record.delivered_ids(self.top.journal),
+                   timeout=60, interval=0.5)  # fmt: skip
         with self.top.connect("primary") as conn:
             held = stored.read(conn)
         check, figures = record.delivered(written, self.top.journal)

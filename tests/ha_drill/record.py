@@ -105,6 +105,11 @@ def leaves_and_events(ops: list[Op], written: Written) -> Check:
     )
 
 
+def delivered_ids(journal) -> set[str]:
+    """The event ids the receiver got."""
+    return {json.loads(delivery["body"])["id"] for delivery in deliveries(journal)}
+
+
 def delivered(written: Written, journal) -> tuple[Check, dict]:
     """Every event of the drill's writes at the receiver; no (type, subject, sequence)
     under two event ids. The check, and figures."""
