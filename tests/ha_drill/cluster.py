@@ -206,6 +206,13 @@ class HaTopology(Topology, Backups):
             ).fetchall()
         return dict(rows)
 
+    def sync_standby(self) -> str | None:
+        """The synchronous standby, when Patroni (its /sync key in etcd) and the leader
+        (pg_stat_replication) agree on it: the only member a switchover may go to."""
+        named = [m["name"] for m in self.cluster()["members"] if m["role"] == "sync_standby"]
+        streaming = [m for m, state in self.standbys().items() if state == "sync"]
+        return named[0] if len(named) == 1 and named == streaming else None
+
     def wait_healthy(self, timeout: float, members: tuple[str, ...] = MEMBERS) -> str:
         """Wait until one of `members` leads through HAProxy and every other streams,
         one of them synchronously; the leader's name."""

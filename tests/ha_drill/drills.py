@@ -214,15 +214,26 @@ class Drill:
     def switchover(self) -> None:
         top = self.top
         leader = top.leader()
-        candidate = next(m for m, state in top.standbys().items() if state == "sync")
         with Load(self.clients(), "switchover", self.links):
             wait_for_writes(self.recorder, "switchover", 20)
+            # Right after a member is back Patroni may still be moving the synchronous
+            # standby's role: asked again (412) until it has settled.
+            candidate = wait_until("a synchronous standby", top.sync_standby, timeout=30)
             asked = time.monotonic()
             answer = requests.post(
                 f"{top.rest(leader)}/switchover",
                 json={"leader": leader, "candidate": candidate},
                 timeout=90,
             )
+            if answer.status_code == 412:
+                print(f"   switchover to {candidate}: 412 {answer.text.strip()!r}; again")
+                candidate = wait_until("a synchronous standby", top.sync_standby, timeout=30)
+                asked = time.monotonic()
+                answer = requests.post(
+                    f"{top.rest(leader)}/switchover",
+                    json={"leader": leader, "candidate": candidate},
+                    timeout=90,
+                )
             replied = time.monotonic() - asked
             expect(answer.status_code == 200, f"switchover: {answer.status_code} {answer.text}")
             wait_until(f"{candidate} leading", lambda: top.leader() == candidate, timeout=30)
