@@ -27,8 +27,10 @@ divides. Steps and the knobs that size them (defaults in brackets):
 - memory: peak RSS (VmHWM) of a writer process during one 1,000-link bulk
   registration and one batch import. BENCH_RSS_WSP_DOCS [100]
 - transparency: bulk registration and HTTP register with the log and with it off,
-  taking turns, the sequencer service running; checkpoint lag under that load;
-  verify_log beside hashing the leaves with hashlib (the demo log grown first to
+  taking turns, the sequencer service running (the earlier steps' queued writes
+  integrated first); checkpoint lag under that load; verify_log beside what a
+  verifier must do at least (bench/verify_floor.py), and --skip-commitments beside
+  hashing the leaves and the tree's nodes (the demo log grown first to
   BENCH_LOG_VERIFY_LEAVES leaves); inclusion proofs at 10k, 100k and 1M leaves.
   BENCH_LOG_BULK_BATCHES [6], BENCH_LOG_HTTP_REQUESTS [2000],
   BENCH_LOG_VERIFY_LEAVES [100000], BENCH_LOG_PROOF_LEAVES [1000000],

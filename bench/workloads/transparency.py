@@ -11,8 +11,10 @@ scale, how fast the verifier is, and how far checkpoints lag a steady write load
   the write's) is its steady-load lag;
 - inclusion proofs (GET /api/v1/log/proof/inclusion, in process) at 10k, 100k and
   1M leaves of a scratch log whose tree is built by the sequencer's own append;
-- verify_log beside reading the same leaves and hashing them with hashlib in a loop
-  (the demo log grown first to BENCH_LOG_VERIFY_LEAVES leaves).
+- verify_log beside the least a verifier must do (bench/verify_floor.py: the leaves
+  and every committed row read, hashed and HMACed in a loop), --skip-commitments
+  beside the leaves and the tree's nodes hashed in a loop (the demo log grown first
+  to BENCH_LOG_VERIFY_LEAVES leaves), in rounds taking turns.
 """
 
 from __future__ import annotations
