@@ -255,8 +255,8 @@ def _shown(got: dict) -> str:
         return "—"
     rounds = got.get("rounds") or 1
     if rounds == 1:
-        return f"{_fmt(got['ratio'])}× (1 round)"
-    return f"{_fmt(got['ratio'])}× ({_fmt(got['min'])}–{_fmt(got['max'])}, {rounds} rounds)"
+        return f"{got['ratio']:.2f}× (1 round)"
+    return f"{got['ratio']:.2f}× ({got['min']:.2f}–{got['max']:.2f}, {rounds} rounds)"
 
 
 def _met(value: bool | None) -> str:

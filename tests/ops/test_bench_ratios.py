@@ -161,7 +161,7 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "yes",
     )
     assert relative[4][1:] == (
-        "24 ms", "one psycopg query, no HTTP (the floor): 6 ms", "4× (1 round)", "≤ 3.0", "NO",
+        "24 ms", "one psycopg query, no HTTP (the floor): 6 ms", "4.00× (1 round)", "≤ 3.0", "NO",
     )  # fmt: skip
     assert relative[6] == (
         "bulk registration with the transparency log [log_bulk]",
