@@ -27,13 +27,21 @@ divides. Steps and the knobs that size them (defaults in brackets):
 - memory: peak RSS (VmHWM) of a writer process during one 1,000-link bulk
   registration and one batch import. BENCH_RSS_WSP_DOCS [100]
 - transparency: bulk registration and HTTP register with the log and with it off,
-  taking turns, the sequencer service running; checkpoint lag under that load;
-  verify_log beside hashing the leaves with hashlib (the demo log grown first to
+  taking turns, the sequencer service running (the earlier steps' queued writes
+  integrated first); checkpoint lag under that load; verify_log beside what a
+  verifier must do at least (bench/verify_floor.py), and --skip-commitments beside
+  hashing the leaves and the tree's nodes (the demo log grown first to
   BENCH_LOG_VERIFY_LEAVES leaves); inclusion proofs at 10k, 100k and 1M leaves.
   BENCH_LOG_BULK_BATCHES [6], BENCH_LOG_HTTP_REQUESTS [2000],
   BENCH_LOG_VERIFY_LEAVES [100000], BENCH_LOG_PROOF_LEAVES [1000000],
   BENCH_LOG_PROOFS [200], BENCH_LOG_PARTS=writes,verify,proofs [all]: only these
   parts (verify alone: BENCH_ONLY=transparency BENCH_LOG_PARTS=verify)
+- log_pace: does the log keep up, as production runs it: `manage.py run_sequencer`
+  in its own process, two bulk writers at full speed (HTTP bulk requests of 1,000
+  links to gunicorn, or the bulk service in two processes), leaves integrated beside
+  links written, the queue, the checkpoint lag; the sequencer alone on a backlog
+  (bench/workloads/log_pace.py). BENCH_PACE_LINKS [100000], BENCH_PACE_TRANSPORT=
+  http|service [http], BENCH_PACE_ALONE [10000]
 - reads_at_scale: the link tables emptied, then grown by COPY to each size; at each,
   the list page and one raw psycopg query returning the same page (its floor), taking
   turns, p50 of 30 calls each; each documented ordering's first page and the page
@@ -45,6 +53,19 @@ divides. Steps and the knobs that size them (defaults in brackets):
   to 100 idle subscribers under uvicorn with its memory (bench/workloads/feed.py).
   BENCH_FEED_ROUNDS [6], BENCH_FEED_REGISTERS [300], BENCH_FEED_RATE [200],
   BENCH_FEED_SECONDS [15], BENCH_FEED_SUBSCRIBERS [100]
+
+Ratios worth acting on (bench/rounds.py): each ratio is the median of BENCH_ROUNDS
+[3] rounds or more (a step's own knob may ask for more: BENCH_HTTP_ROUNDS,
+BENCH_FEED_ROUNDS; bulk_register and wsp_import take each batch and its COPY as a
+round), each round measuring the path and its limit in turn, printed as
+`median× (min–max, n rounds)`; every round's figures are kept in the step's
+`"rounds"` list in results.json.
+
+A step is one line of `steps` in main() below: its name (results.json's key, and
+what BENCH_ONLY names) and a function returning its figures (a dict; a `"rounds"`
+list of dicts shaped like those figures if it measures in rounds); a ratio of its
+figures is one `Ratio` in bench/ratios.py; a tiny size for `make bench-smoke` goes
+into bench/smoke.py's TINY.
 
 BENCH_RESULTS [bench/results.json]: where the figures are written.
 `make bench-smoke` (bench/smoke.py) runs every step at a tiny size, to prove the bench
@@ -129,6 +150,7 @@ def main() -> None:
         ("memory", workloads.peak_rss),
         ("throttle", workloads.throttle_cost),
         ("transparency", lambda: workloads.transparency_log(tokens)),
+        ("log_pace", lambda: workloads.log_pace(tokens)),
         ("reads_at_scale", lambda: workloads.reads_at_scale(tokens)),
         ("event_feed", lambda: workloads.event_feed(tokens)),
         # Issue 36: register on a Patroni leader, synchronous replication on and off.

@@ -6,13 +6,15 @@ COPY of its rows. serving: HTTP under gunicorn (register, floor, naive peer) and
 32 writers on one revision. memory: peak RSS of a writer process. reads: list pages
 at each corpus size beside the raw query, revisions/{n}. throttle: the throttle's
 cost per request. transparency: the log's cost to the writes, proofs at scale, the
-verifier, checkpoint lag. feed: register with the outbox beside without, webhook
-delivery lag, the stream's fan-out to idle subscribers. ha: register on a Patroni
-leader with synchronous replication on and off.
+verifier, checkpoint lag. log_pace: the sequencer service beside two bulk writers.
+feed: register with the outbox beside without, webhook delivery lag, the stream's
+fan-out to idle subscribers. ha: register on a Patroni leader with synchronous
+replication on and off.
 """
 
 from bench.workloads.feed import event_feed
 from bench.workloads.ha import ha_sync_commit
+from bench.workloads.log_pace import log_pace
 from bench.workloads.memory import peak_rss
 from bench.workloads.reads import reads_at_scale
 from bench.workloads.serving import concurrency, http_register
@@ -28,6 +30,7 @@ __all__ = [
     "fanout",
     "ha_sync_commit",
     "http_register",
+    "log_pace",
     "peak_rss",
     "reads_at_scale",
     "throttle_cost",

@@ -43,7 +43,10 @@ def event_feed(tokens: dict[str, str]) -> dict:
         "delivery": _delivery_lag,
         "stream": lambda: _stream_fanout(tokens["curator"]),
     }
-    return {name: measure() for name, measure in measured.items() if name in parts}
+    out = {name: measure() for name, measure in measured.items() if name in parts}
+    # The outbox's rounds, at the step's level where bench/ratios.py reads them.
+    out["rounds"] = (out.get("outbox") or {}).pop("round_figures", [])
+    return out
 
 
 def _steward():
@@ -82,6 +85,16 @@ def _outbox() -> dict:
         services.delete_webhook(actor=_steward(), webhook_id=webhook.pk)
     total = rounds // 2 * 0 + per * rounds
     return {
+        # Each round's two phases (with, without) taking turns (bench/rounds.py).
+        "round_figures": [
+            {
+                "outbox": {
+                    "with_outbox": {"per_s": round(per / w, 1)},
+                    "without_outbox": {"per_s": round(per / wo, 1)},
+                }
+            }
+            for w, wo in zip(timings["with"], timings["without"], strict=True)
+        ],
         "rounds": rounds,
         "registers_per_round": per,
         "with_outbox": {"per_s": round(total / sum(timings["with"]), 1)},

@@ -11,8 +11,10 @@ scale, how fast the verifier is, and how far checkpoints lag a steady write load
   the write's) is its steady-load lag;
 - inclusion proofs (GET /api/v1/log/proof/inclusion, in process) at 10k, 100k and
   1M leaves of a scratch log whose tree is built by the sequencer's own append;
-- verify_log beside reading the same leaves and hashing them with hashlib in a loop
-  (the demo log grown first to BENCH_LOG_VERIFY_LEAVES leaves).
+- verify_log beside the least a verifier must do (bench/verify_floor.py: the leaves
+  and every committed row read, hashed and HMACed in a loop), --skip-commitments
+  beside the leaves and the tree's nodes hashed in a loop (the demo log grown first
+  to BENCH_LOG_VERIFY_LEAVES leaves), in rounds taking turns.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bench import app, generate
+from bench import rounds as turns
 from bench.workloads.common import BATCH, ROOT, env_int, ms, percentile, raw_conn
 from bench.workloads.serving import (
     CLIENTS,
@@ -67,56 +70,84 @@ def transparency_log(tokens: dict) -> dict:
     from transparency import sequencer
 
     parts = set(filter(None, os.environ.get("BENCH_LOG_PARTS", ",".join(PARTS)).split(",")))
-    out = {}
+    out: dict = {}
+    bulk, http, verify = [], [], []
     if "writes" in parts:
+        # The earlier steps' writes, queued with no sequencer running, integrated
+        # first: else the first phase with the log waits for all of them (the 293
+        # links/s "until integrated" of #37 was this backlog, not the sequencer's pace).
+        started = time.perf_counter()
+        backlog = sequencer.integrate()
+        out["backlog"] = {"leaves": backlog, "seconds": round(time.perf_counter() - started, 2)}
         with sequencer_service():
-            out["bulk"] = _bulk_on_and_off()
-            out["http"] = _http_on_and_off(tokens)
+            out["bulk"], bulk = _bulk_on_and_off()
+            out["http"], http = _http_on_and_off(tokens)
             out["checkpoint_lag"] = _lag_since(out["http"].pop("since"))
     sequencer.integrate()
     if "verify" in parts:
-        out["verify"] = _verify_beside_hashing()
+        out["verify"], verify = _verify_beside_hashing()
     if "proofs" in parts:
         out["proofs"] = _proof_scaling(tokens)
+    out["rounds"] = turns.merge(bulk, http, verify)
     return out
 
 
-def _bulk_on_and_off() -> dict:
-    """Phases taking turns: `batches` batches with the log, then as many with the log
-    off, the sequencer service integrating all along. A phase with the log is timed
-    twice: until its last write returned (what the writer sees: the ratio, as for
-    HTTP register), and until the sequencer has integrated it all (sustained
-    throughput: the log keeps up or the phase waits for it; its tail is one batch's
-    checkpoint lag)."""
+def _bulk_on_and_off() -> tuple[dict, list[dict]]:
+    """BENCH_ROUNDS rounds, each a phase with the log and one with it off (taking
+    turns), of BENCH_LOG_BULK_BATCHES / rounds batches each, the sequencer service
+    integrating all along. A phase with the log is timed twice: until its last write
+    returned (what the writer sees: the ratio, as for HTTP register), and until the
+    sequencer has integrated it all (context: the log keeps up or the phase waits for
+    it; its tail is one batch's checkpoint lag). The figures, and each round's."""
     from transparency import enqueue
     from transparency.models import PendingWrite
 
     batches = env_int("BENCH_LOG_BULK_BATCHES", 6)
+    count = max(1, env_int("BENCH_ROUNDS", turns.DEFAULT))
+    each = max(1, batches // count)
     curator = app.curator()
-    seconds = {"on": 0.0, "off": 0.0, "integrated": 0.0}
     offset, done = 5_000_000, 0
-    for phase in range(4):
-        on = phase % 2 == 0
+
+    def phase(on: bool) -> dict:
+        nonlocal done
         enqueue.switch(on)
         started = time.perf_counter()
-        for _ in range(batches // 2 or 1):
+        for _ in range(each):
             items = [generate.register_payload(offset + done + i) for i in range(BATCH)]
             app.register_many(actor=curator, items=items)
             done += BATCH
-        seconds["on" if on else "off"] += time.perf_counter() - started
-        while on and PendingWrite.objects.exists():
+        seconds = time.perf_counter() - started
+        figures = {"seconds": round(seconds, 3), "links_per_s": round(BATCH * each / seconds)}
+        deadline = time.monotonic() + 600
+        while on and PendingWrite.objects.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
         if on:
-            seconds["integrated"] += time.perf_counter() - started
-    enqueue.switch(True)
-    each = BATCH * (batches // 2 or 1) * 2
+            integrated = time.perf_counter() - started
+            figures["integrated_links_per_s"] = round(BATCH * each / integrated)
+        return figures
+
+    try:
+        measured = turns.taking_turns(count, [("on", lambda _: phase(True)),
+                                              ("off", lambda _: phase(False))])  # fmt: skip
+    finally:
+        enqueue.switch(True)
+    rounds = [
+        {"bulk": {"on_links_per_s": r["on"]["links_per_s"],
+                  "off_links_per_s": r["off"]["links_per_s"],
+                  "on_integrated_links_per_s": r["on"]["integrated_links_per_s"],
+                  "on_seconds": r["on"]["seconds"], "off_seconds": r["off"]["seconds"]}}
+        for r in measured
+    ]  # fmt: skip
+    links = BATCH * each * count
     return {
-        "batches_each": (batches // 2 or 1) * 2,
+        "batches_each": each * count,
         "batch_size": BATCH,
-        "on_links_per_s": round(each / seconds["on"]),
-        "off_links_per_s": round(each / seconds["off"]),
-        "on_integrated_links_per_s": round(each / seconds["integrated"]),
-    }
+        "on_links_per_s": round(links / sum(r["on"]["seconds"] for r in measured)),
+        "off_links_per_s": round(links / sum(r["off"]["seconds"] for r in measured)),
+        "on_integrated_links_per_s": turns.median(
+            [r["on"]["integrated_links_per_s"] for r in measured]
+        ),
+    }, rounds
 
 
 @contextmanager
@@ -140,7 +171,7 @@ def _servers(ports: dict[bool, int], workers: int, threads: int):
         yield
 
 
-def _http_on_and_off(tokens: dict) -> dict:
+def _http_on_and_off(tokens: dict) -> tuple[dict, list[dict]]:
     from django.utils import timezone
 
     requests = env_int("BENCH_LOG_HTTP_REQUESTS", 2000)
@@ -161,7 +192,10 @@ def _http_on_and_off(tokens: dict) -> dict:
             for on, port in ports.items():
                 runs[on].append(_loadgen([port], REGISTER, token, bodies[on], clients=CLIENTS,
                                          requests=share, seconds=120))  # fmt: skip
-    return {"on": _summary(runs[True]), "off": _summary(runs[False]), "since": since}
+    rounds = [{"http": {"on": _summary([on]), "off": _summary([off])}}
+              for on, off in zip(runs[True], runs[False], strict=True)]  # fmt: skip
+    figures = {"on": _summary(runs[True]), "off": _summary(runs[False]), "since": since}
+    return figures, rounds
 
 
 def _lag_since(since) -> dict:
@@ -206,45 +240,55 @@ def _grow_demo_log() -> None:
         sequencer.integrate()
 
 
-def _verify_beside_hashing() -> dict:
-    """verify_log of the demo log (commitments and all), beside fetching its leaves'
-    bytes and hashing each with hashlib in a loop (the least any verifier does)."""
+def _verify_beside_hashing() -> tuple[dict, list[dict]]:
+    """verify_log of the demo log beside the least its checks must do
+    (bench/verify_floor.py), in BENCH_ROUNDS rounds taking turns: the full check
+    beside reading the leaves and every committed row and key they name, hashing the
+    leaves and HMACing the rows in one loop; `--skip-commitments` beside hashing the
+    leaves and the tree's nodes in a loop; and, for context, the leaves alone read and
+    hashed (the baseline before #37)."""
+    from bench import verify_floor
     from transparency import notes
     from transparency.models import Log
     from transparency.verifier import verify
 
     _grow_demo_log()
     log = Log.objects.get(dimension__name=app.DIMENSION)
-    times = []
-    for _ in range(2):
-        started = time.perf_counter()
-        with raw_conn() as conn, conn.cursor() as cursor:
-            cursor.execute(
-                'SELECT leaf FROM transparency_leaf WHERE log_id = %s AND "index" IS NOT NULL '
-                'ORDER BY "index"',
-                (log.pk,),
-            )
-            count = 0
-            for (leaf,) in cursor:
-                hashlib.sha256(b"\x00" + leaf).digest()
-                count += 1
-        times.append(time.perf_counter() - started)
-    hashing = min(times)
     key = notes.signer().verifier_key
-    started = time.perf_counter()
-    report = verify(app.DIMENSION, verifier_key=key)
-    full = time.perf_counter() - started
-    started = time.perf_counter()
-    verify(app.DIMENSION, verifier_key=key, commitments=False)
-    tree = time.perf_counter() - started
+    reports = []
+
+    def timed(work) -> float:
+        started = time.perf_counter()
+        reports.append(work())
+        return time.perf_counter() - started
+
+    measured = turns.taking_turns(
+        max(1, env_int("BENCH_ROUNDS", turns.DEFAULT)),
+        [
+            ("leaves", lambda _: timed(lambda: verify_floor.leaves_hashed(raw_conn, log.pk))),
+            ("must_do", lambda _: timed(lambda: verify_floor.must_do(raw_conn, log.pk))),
+            ("verify", lambda _: timed(lambda: verify(app.DIMENSION, verifier_key=key))),
+            ("tree", lambda _: timed(lambda: verify_floor.tree_hashed(raw_conn, log.pk))),
+            ("tree_only", lambda _: timed(
+                lambda: verify(app.DIMENSION, verifier_key=key, commitments=False))),
+        ],
+    )  # fmt: skip
+    count, report = log.size, reports[2]
+    names = {"leaves": "hashing_leaves_per_s", "must_do": "must_do_leaves_per_s",
+             "verify": "verify_leaves_per_s", "tree": "tree_hashing_leaves_per_s",
+             "tree_only": "verify_tree_only_leaves_per_s"}  # fmt: skip
+    rounds = [
+        {"verify": {names[k]: round(count / seconds) for k, seconds in r.items()}} for r in measured
+    ]
     return {
         "leaves": count,
         "commitments": report.commitments,
         "ok": report.ok,
-        "hashing_leaves_per_s": round(count / hashing),
-        "verify_leaves_per_s": round(count / full),
-        "verify_tree_only_leaves_per_s": round(count / tree),
-    }
+        **{
+            name: round(turns.median([r["verify"][name] for r in rounds]))
+            for name in names.values()
+        },
+    }, rounds
 
 
 def _proof_scaling(tokens: dict) -> dict:

@@ -32,9 +32,22 @@ def wsp_import() -> dict:
     # Fresh executions (other indices, other texts): imports, not replays.
     rng = random.Random(11)
     batched = [generate.wsp_response(100_000 + n, rng) for n in range(batched_docs)]
-    timings, copy = _batches_beside_copy(curator, batched, batch_size)
+    timings, copy, copies = _batches_beside_copy(curator, batched, batch_size)
     batched_observations = sum(len(d["observations"]) for d in batched)
+    # Each batch and its COPY, one after the other, are a round (bench/rounds.py).
+    per_batch = [
+        sum(len(d["observations"]) for d in batched[start : start + batch_size])
+        for start in range(0, len(batched), batch_size)
+    ]
+    per_document = copy["observations"] // max(1, len(batched))
+    sizes = [len(batched[s : s + batch_size]) for s in range(0, len(batched), batch_size)]
+    rounds = [
+        {"observations_per_s": round(n / t), "seconds": round(t, 4),
+         "copy": {"observations_per_s": round(per_document * d / c), "seconds": round(c, 4)}}
+        for n, t, c, d in zip(per_batch, timings, copies, sizes, strict=True)
+    ]  # fmt: skip
     return {
+        "rounds": rounds,
         "documents": docs,
         "observations": observations,
         "per_document_observations_per_s": round(observations / seconds),
@@ -54,10 +67,13 @@ def wsp_import() -> dict:
     }
 
 
-def _batches_beside_copy(curator, documents: list, batch_size: int) -> tuple[list[float], dict]:
+def _batches_beside_copy(
+    curator, documents: list, batch_size: int
+) -> tuple[list[float], dict, list[float]]:
     """Import `documents` in batches, each followed by its limit: a COPY of as many
     documents' rows (cloned from the first document imported), so that a busy machine
-    slows both alike. The import's seconds per batch, and the COPY's figures."""
+    slows both alike. The import's seconds per batch, the COPY's figures, and the
+    COPY's seconds per batch."""
     timings, copies, keyed = [], [], []
     clones: list = []
     rows = per_document = 0
@@ -82,11 +98,15 @@ def _batches_beside_copy(curator, documents: list, batch_size: int) -> tuple[lis
         seed.drop_scratch(conn, "bench_", seed_wsp.TABLES)
         seed.drop_scratch(conn, "benchk_", seed_wsp.TABLES)
     observations = per_document * len(documents)
-    return timings, {
-        "observations": observations,
-        "rows": rows,
-        "rows_per_observation": round(rows / observations, 2),
-        "rows_per_batch_by_table": {t: len(r) for t, _, r in clones[0]},
-        "observations_per_s": round(observations / sum(copies)),
-        "with_foreign_keys_observations_per_s": round(observations / sum(keyed)),
-    }
+    return (
+        timings,
+        {
+            "observations": observations,
+            "rows": rows,
+            "rows_per_observation": round(rows / observations, 2),
+            "rows_per_batch_by_table": {t: len(r) for t, _, r in clones[0]},
+            "observations_per_s": round(observations / sum(copies)),
+            "with_foreign_keys_observations_per_s": round(observations / sum(keyed)),
+        },
+        copies,
+    )
