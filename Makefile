@@ -41,9 +41,12 @@ lock: install
 # own test database (pytest-django suffixes its name with the worker's id).
 # PYTEST_WORKERS=0 runs it in one process (a debugger, -x on the first failure);
 # PYTEST_ARGS passes anything else to pytest (paths, -k, --durations=20).
+# --dist worksteal: a worker that runs out of tests takes half of the other's queue, so
+# a run does not end with one worker alone on its last long tests (the longest are also
+# collected first: tests/conftest.py RUN_FIRST).
 PYTEST_WORKERS ?= auto
 test: install
-	$(BIN)/pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 # The committed OpenAPI description (spec.yaml): written from the code; the suite fails
 # when it differs from what the server serves (tests/api/test_committed_schema.py).
