@@ -92,5 +92,8 @@ soak: install
 # operations it may perform; the rest of a full run (the same generated cases sent as
 # roles the operation refuses: the same 400s, then 403s the suite already checks) is
 # left out (tests/schemathesis_run/run.py says why). The default is the full run.
+# SCHEMATHESIS_JOBS=2 (the default on its scratch SQLite file): two roles at once, each
+# on its own copy of the seeded database and its own gunicorn (the st client is the
+# busy process, one core each).
 schemathesis: install
 	$(BIN)/python -m tests.schemathesis_run
