@@ -64,7 +64,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import queue
 import re
 import shutil
 import subprocess
@@ -195,6 +194,14 @@ def _lanes(database: str | None, roles: list[str]) -> int:
     return max(1, min(int(os.environ.get("SCHEMATHESIS_JOBS", default)), len(roles)))
 
 
+def _shares(roles: list[str], lanes: int, profile: str) -> list[list[str]]:
+    """The roles of each lane: in turn, or (the CI profile) the first role alone and the
+    others in turn over the other lanes."""
+    if profile == "ci" and lanes > 1:
+        return [roles[:1]] + [roles[1:][i :: lanes - 1] for i in range(lanes - 1)]
+    return [roles[i::lanes] for i in range(lanes)]
+
+
 def _copy_sqlite(source: Path, target: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         if (part := Path(f"{source}{suffix}")).exists():
@@ -233,16 +240,13 @@ def main() -> int:
         reports = Path(os.environ.get("SCHEMATHESIS_REPORT_DIR") or scratch)
         reports.mkdir(parents=True, exist_ok=True)
         failed: list[str] = []
-        pending: queue.SimpleQueue[str] = queue.SimpleQueue()
-        for role in roles:  # in ROLES' order: the longest run (the curator's) first
-            pending.put(role)
+        # Which lane runs which roles, fixed (each lane's database state, which the
+        # stateful phase depends on, is then the same every run): in CI the curator's
+        # run (its operations hold the longest coverage phase) alone beside the others.
+        shares = _shares(roles, lanes, profile)
 
-        def lane(base: str) -> None:
-            while True:
-                try:
-                    role = pending.get_nowait()
-                except queue.Empty:
-                    return
+        def lane(base: str, share: list[str]) -> None:
+            for role in share:
                 report = reports / f"{role}.ndjson"
                 try:
                     status = _run_role(base, role, tokens[role], examples, report, lanes > 1)
@@ -261,7 +265,10 @@ def main() -> int:
                     _copy_sqlite(Path(scratch) / "served.sqlite3", copy)
                     served = f"sqlite:///{copy}"
                 bases.append(servers.enter_context(gunicorn(served, workers=2, threads=2, **extra)))
-            threads = [threading.Thread(target=lane, args=(base,)) for base in bases]
+            threads = [
+                threading.Thread(target=lane, args=(base, share))
+                for base, share in zip(bases, shares, strict=True)
+            ]
             for thread in threads:
                 thread.start()
             for thread in threads:
