@@ -41,9 +41,12 @@ lock: install
 # own test database (pytest-django suffixes its name with the worker's id).
 # PYTEST_WORKERS=0 runs it in one process (a debugger, -x on the first failure);
 # PYTEST_ARGS passes anything else to pytest (paths, -k, --durations=20).
+# --dist worksteal: a worker that runs out of tests takes half of the other's queue, so
+# a run does not end with one worker alone on its last long tests (the longest are also
+# collected first: tests/conftest.py RUN_FIRST).
 PYTEST_WORKERS ?= auto
 test: install
-	$(BIN)/pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 # The committed OpenAPI description (spec.yaml): written from the code; the suite fails
 # when it differs from what the server serves (tests/api/test_committed_schema.py).
@@ -95,5 +98,12 @@ ha-drill: install
 # number of examples, derandomized (tests/schemathesis_run). SCHEMATHESIS_EXAMPLES=10.
 # A subset: SCHEMATHESIS_ROLES=curator SCHEMATHESIS_PATHS=from-citations (a regex over
 # the paths) SCHEMATHESIS_PHASES=examples,coverage,fuzzing (or stateful).
+# SCHEMATHESIS_PROFILE=ci (.ci/run): every role and phase, each role over only the
+# operations it may perform; the rest of a full run (the same generated cases sent as
+# roles the operation refuses: the same 400s, then 403s the suite already checks) is
+# left out (tests/schemathesis_run/run.py says why). The default is the full run.
+# SCHEMATHESIS_JOBS=2 (the default on its scratch SQLite file): two roles at once, each
+# on its own copy of the seeded database and its own gunicorn (the st client is the
+# busy process, one core each).
 schemathesis: install
 	$(BIN)/python -m tests.schemathesis_run

@@ -23,15 +23,41 @@ are drawn by filtering); they judge hypothesis, not the API.
 
     python -m tests.schemathesis_run   (make schemathesis)
 
-Environment: SCHEMATHESIS_EXAMPLES (examples per operation, default 10),
-SCHEMATHESIS_ROLES (comma-separated, default all five), DATABASE_URL (default: a
-scratch SQLite file), SCHEMATHESIS_REPORT_DIR (where each role's NDJSON report is
+Environment: SCHEMATHESIS_PROFILE (`full`, the default: every role over every
+operation; `ci`: CI's subset, below), SCHEMATHESIS_EXAMPLES (examples per operation,
+default 10), SCHEMATHESIS_ROLES (comma-separated, default `all`: the five), DATABASE_URL
+(default: a scratch SQLite file), SCHEMATHESIS_REPORT_DIR (where each role's NDJSON report is
 kept; default: the scratch directory, removed after the run),
 SCHEMATHESIS_PATHS (a regular expression over the operations' paths, schemathesis'
 --include-path-regex, e.g. `from-citations` or `^/api/v1/groundings/$`; default every
 operation), SCHEMATHESIS_PHASES (comma-separated, schemathesis' --phases, e.g.
-`examples,coverage,fuzzing` or `stateful`; default all four). Exit status 0 only when
+`examples,coverage,fuzzing` or `stateful`; default all four), SCHEMATHESIS_JOBS (roles
+run at once, default 2 on the scratch SQLite file: each on its own copy of the seeded
+database behind its own gunicorn; 1 on a DATABASE_URL given). Exit status 0 only when
 every role's run is clean.
+
+The CI profile (SCHEMATHESIS_PROFILE=ci, .ci/run): every role, every phase, each role
+over the operations it may perform (the operation declares its role, or declares none:
+reads, the log, dimensions). A full run spends most of its time in the coverage phase
+generating cases (the generator, not the server: 3 s of server time in 127 s for POST
+/disclosure-decisions/, 196 s for POST /evidence-sets/, 2026-12-06), and generation is
+deterministic, so every role sends the same cases to an operation. A role the operation
+does not admit gets, for each case, either the refusal a role it admits gets (where the
+body is validated first, by rules that do not depend on the role: POST /evidence-sets/
+answered the access steward 400 for 110 of 119 cases) or 403 permission_denied (POST
+/evidence/wsp-imports/: 1,357 of 1,373): those duplicated refusals and those 403s are
+what the CI profile leaves out. The 403s are the suite's: tests/api/
+test_schemathesis.py sends generated positive and negative requests to every operation
+as four roles (their answers validated against the schema, on SQLite and PostgreSQL),
+tests/leaks and tests/api/test_roles_api.py pin who may do what. What only this run
+has stays in CI: real gunicorn over HTTP, the examples, coverage and stateful phases
+(OpenAPI links carrying real ids), hooks.py's check, and the access steward, which the
+suite's test does not run as. Measured on a loaded two-core machine (2026-12-06): clean
+for all five roles, 310 s of CPU in all (curator 1,294 s of wall time: coverage 1,221,
+fuzzing 47, stateful 7; reviewer 72, steward 64, projection agent 27, access steward
+182), where a whole run takes 261-345 s a role on a quiet machine; the curator's is the
+longest, which the second lane (SCHEMATHESIS_JOBS) runs the other four beside: 293 s in
+all with two lanes (the curator 279 s, the other four 181 s) at a load average of 3 to 6.
 """
 
 from __future__ import annotations
@@ -39,10 +65,14 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -50,6 +80,7 @@ PROJECT = HERE.parents[1]
 ROLES = ("curator", "reviewer", "steward", "projection_agent", "access_steward")
 # Throttles out of the way: the run measures conformance, not rate limits.
 RATES = "read=1000000/min,write=1000000/min,bulk=1000000/min,auth_failure=1000000/min"
+_PRINTING = threading.Lock()
 
 
 def _seed(env: dict[str, str]) -> dict[str, str]:
@@ -65,7 +96,49 @@ def _seed(env: dict[str, str]) -> dict[str, str]:
     return json.loads(seeded.stdout.strip().splitlines()[-1])["tokens"]
 
 
-def _run_role(base: str, role: str, token: str, examples: int, report: Path) -> int:
+def _operations_of(role: str) -> str:
+    """schemathesis' operation names ("METHOD /path") of what `role` may perform: the
+    operations declaring it, and those declaring no role (reads, the log, ...), as one
+    regular expression for --include-name-regex."""
+    from common.web.operations import api_routes
+
+    names = sorted(
+        f"{route.method} /" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route.pattern)
+        for route in api_routes()
+        if not route.operation.roles or role in route.operation.roles
+    )
+    return "^(" + "|".join(re.escape(name) for name in names) + ")$"
+
+
+def _links_within(base: str, included: re.Pattern[str], paths: str | None) -> bool:
+    """Whether an OpenAPI link of the served schema leads from an included operation to
+    an included operation (what the stateful phase follows); `paths` narrows them too."""
+    import requests
+
+    def selected(name: str) -> bool:
+        path = name.split(" ", 1)[1]
+        return bool(included.match(name)) and (not paths or bool(re.search(paths, path)))
+
+    document = requests.get(f"{base}/api/schema/?format=json", timeout=60).json()
+    operations = [
+        (f"{method.upper()} {path}", operation)
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+        if isinstance(operation, dict) and "responses" in operation
+    ]
+    by_id = {operation.get("operationId"): name for name, operation in operations}
+    return any(
+        selected(by_id.get(link.get("operationId")) or " ")
+        for name, operation in operations
+        if selected(name)
+        for response in operation["responses"].values()
+        for link in (response.get("links") or {}).values()
+    )
+
+
+def _run_role(
+    base: str, role: str, token: str, examples: int, report: Path, captured: bool = False
+) -> int:
     command = [
         str(Path(sys.executable).with_name("st")),
         "--config-file", str(HERE / "schemathesis.toml"),
@@ -89,13 +162,51 @@ def _run_role(base: str, role: str, token: str, examples: int, report: Path) -> 
         command += ["--include-path-regex", paths]
     if phases := os.environ.get("SCHEMATHESIS_PHASES"):
         command += ["--phases", phases]
+    if os.environ.get("SCHEMATHESIS_PROFILE", "full") == "ci":
+        included = _operations_of(role)
+        command += ["--include-name-regex", included]
+        # Every role's operations hold a link (2026-12-06); where a subset holds none
+        # (SCHEMATHESIS_PATHS), schemathesis fails the stateful phase: it is left out.
+        if not phases and not _links_within(base, re.compile(included), paths):
+            command += ["--phases", "examples,coverage,fuzzing"]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.schemathesis_run.hooks"}
     env["PYTHONPATH"] = str(PROJECT)
     started = time.monotonic()
-    finished = subprocess.run(command, cwd=PROJECT, env=env, timeout=1800, check=False)
-    print(f"== {role}: exit {finished.returncode} in {time.monotonic() - started:.0f}s",
-          flush=True)  # fmt: skip
+    # Beside another role's run, its output is printed whole when it ends (one at a time).
+    output = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT} if captured else {}
+    finished = subprocess.run(
+        command, cwd=PROJECT, env=env, timeout=1800, check=False, text=True, **output
+    )
+    with _PRINTING:
+        if captured:
+            print(finished.stdout, end="", flush=True)
+        print(f"== {role}: exit {finished.returncode} in {time.monotonic() - started:.0f}s",
+              flush=True)  # fmt: skip
     return finished.returncode
+
+
+def _lanes(database: str | None, roles: list[str]) -> int:
+    """How many roles run at once: SCHEMATHESIS_JOBS, by default 2 on the scratch SQLite
+    database (each lane gets its own copy of the seeded file and its own gunicorn, so no
+    two runs write to one SQLite file), 1 on a DATABASE_URL given (one database, as
+    before). The `st` client is the busy process (generating cases, the coverage phase
+    above all) and uses one core; a second lane uses the second."""
+    default = "1" if database else "2"
+    return max(1, min(int(os.environ.get("SCHEMATHESIS_JOBS", default)), len(roles)))
+
+
+def _shares(roles: list[str], lanes: int, profile: str) -> list[list[str]]:
+    """The roles of each lane: in turn, or (the CI profile) the first role alone and the
+    others in turn over the other lanes."""
+    if profile == "ci" and lanes > 1:
+        return [roles[:1]] + [roles[1:][i :: lanes - 1] for i in range(lanes - 1)]
+    return [roles[i::lanes] for i in range(lanes)]
+
+
+def _copy_sqlite(source: Path, target: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        if (part := Path(f"{source}{suffix}")).exists():
+            shutil.copyfile(part, f"{target}{suffix}")
 
 
 def main() -> int:
@@ -107,10 +218,16 @@ def main() -> int:
     from tests.ops.live import gunicorn, server_env
 
     examples = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "10"))
-    roles = [r for r in os.environ.get("SCHEMATHESIS_ROLES", ",".join(ROLES)).split(",") if r]
+    profile = os.environ.get("SCHEMATHESIS_PROFILE", "full")
+    if profile not in ("full", "ci"):
+        raise SystemExit(f"SCHEMATHESIS_PROFILE={profile}: `full` or `ci`")
+    wanted = os.environ.get("SCHEMATHESIS_ROLES", "all")
+    roles = list(ROLES) if wanted == "all" else [r for r in wanted.split(",") if r]
     started = time.monotonic()
+    given = os.environ.get("DATABASE_URL")
+    lanes = _lanes(given, roles)
     with tempfile.TemporaryDirectory(prefix="grounding-schemathesis-") as scratch:
-        database = os.environ.get("DATABASE_URL") or f"sqlite:///{scratch}/served.sqlite3"
+        database = given or f"sqlite:///{scratch}/served.sqlite3"
         # Served as in production: the log's checkpoints are signed (without a key the
         # log's routes cannot answer, which is a misconfiguration, not an input).
         extra = {
@@ -123,15 +240,45 @@ def main() -> int:
         tokens = _seed(server_env(database, **extra))
         reports = Path(os.environ.get("SCHEMATHESIS_REPORT_DIR") or scratch)
         reports.mkdir(parents=True, exist_ok=True)
-        failed = []
-        with gunicorn(database, workers=2, threads=2, **extra) as base:
-            for role in roles:
+        failed: list[str] = []
+        # Which lane runs which roles, fixed (each lane's database state, which the
+        # stateful phase depends on, is then the same every run): in CI the curator's
+        # run (its operations hold the longest coverage phase) alone beside the others.
+        shares = _shares(roles, lanes, profile)
+
+        def lane(base: str, share: list[str]) -> None:
+            for role in share:
                 report = reports / f"{role}.ndjson"
-                if _run_role(base, role, tokens[role], examples, report) != 0:
+                try:
+                    status = _run_role(base, role, tokens[role], examples, report, lanes > 1)
+                except Exception as error:  # a timeout: the role failed, not the lane
+                    print(f"== {role}: {error!r}", flush=True)
+                    status = 1
+                if status != 0:
                     failed.append(role)
+
+        with ExitStack() as servers:
+            bases = []
+            for number in range(lanes):
+                served = database
+                if lanes > 1:  # a copy of the seeded file per lane
+                    copy = Path(scratch) / f"lane{number}.sqlite3"
+                    _copy_sqlite(Path(scratch) / "served.sqlite3", copy)
+                    served = f"sqlite:///{copy}"
+                bases.append(servers.enter_context(gunicorn(served, workers=2, threads=2, **extra)))
+            threads = [
+                threading.Thread(target=lane, args=(base, share))
+                for base, share in zip(bases, shares, strict=True)
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
     took = time.monotonic() - started
-    print(f"schemathesis --checks all: {len(roles) - len(failed)} of {len(roles)} roles clean "
-          f"in {took:.0f}s ({examples} examples per operation)", flush=True)  # fmt: skip
+    clean = len(roles) - len(failed)
+    print(f"schemathesis --checks all ({profile}): {clean} of {len(roles)} roles clean "
+          f"in {took:.0f}s ({examples} examples per operation, {lanes} at once)",
+          flush=True)  # fmt: skip
     if failed:
         print(f"FAILED roles: {', '.join(failed)}", flush=True)
         return 1
