@@ -150,6 +150,19 @@ class DimensionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {"type": "string", "maxLength": 255},
+        "minProperties": 1,
+    }
+)
+class EndpointRoleMapField(serializers.DictField):
+    """Endpoint role → its name in the mapping. An empty map is refused by the model
+    (blank), so the schema says what the model enforces (schemathesis found the two
+    apart: an empty map the schema admitted came back 400)."""
+
+
 class ProfileInputSerializer(StrictSerializer, serializers.ModelSerializer):
     dimension = serializers.CharField(
         max_length=63,
@@ -168,7 +181,7 @@ class ProfileInputSerializer(StrictSerializer, serializers.ModelSerializer):
         child=serializers.CharField(max_length=255), allow_empty=False, min_length=1
     )
     field_schemas = serializers.DictField(required=False, default=dict)
-    endpoint_role_map = serializers.DictField(child=serializers.CharField(max_length=255))
+    endpoint_role_map = EndpointRoleMapField(child=serializers.CharField(max_length=255))
 
     def validate_field_schemas(self, value: dict[str, Any]) -> dict[str, Any]:
         limit = settings.GROUNDING_MAX_VALUE_BYTES
