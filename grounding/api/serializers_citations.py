@@ -54,6 +54,9 @@ class CitationEntrySerializer(serializers.Serializer):
     )
     anchor = serializers.CharField(help_text="unattempted, or the anchor result's status.")
     anchor_reason = serializers.CharField(required=False)
+    page = serializers.IntegerField(
+        required=False, help_text="A PDF document's citation: the page bound (1-based)."
+    )
     grounding_id = serializers.UUIDField(required=False)
     master_ref = serializers.CharField(required=False)
 

@@ -83,6 +83,8 @@ def _entry(plan: Plan) -> dict[str, Any]:
     if c.data:
         entry["provider_data"] = dict(c.data)  # scores, confidences: data, never a verdict
     entry["anchor"] = "unattempted"
+    if plan.page is not None:
+        entry["page"] = plan.page
     return entry
 
 
@@ -108,6 +110,12 @@ def build_report(
                 entry["anchor"] = observation.anchor_result.get("status", "unattempted")
                 if observation.anchor_result.get("reason"):
                     entry["anchor_reason"] = observation.anchor_result["reason"]
+            if plan.page_status:
+                # Where the quote was found in the pages searched (several pages:
+                # ambiguous, though no one page holds two matches).
+                entry["anchor"] = plan.page_status
+                if plan.page_reason:
+                    entry["anchor_reason"] = plan.page_reason
             listed.append(
                 {
                     "grounding_id": str(link.grounding_id),
