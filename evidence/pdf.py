@@ -23,6 +23,7 @@ guessed.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import multiprocessing
 import os
 import resource
@@ -123,6 +124,9 @@ def _load_library() -> None:
 
 
 def _child(sender: Any, source: str | bytes, max_pages: int, memory: int, seconds: int) -> None:
+    # PDFium aborts the process when an allocation fails under the limit: expected
+    # here, and not worth a traceback on the server's stderr.
+    faulthandler.disable()
     try:
         _limit(memory, seconds)
         sender.send(_read(source, max_pages))

@@ -417,7 +417,9 @@ def _project(api, clients, world, gid):
     assert (target.selector.start, target.selector.end) == (10, 58)
     assert passage.source == "urn:wsp:exec-extract-001:obs-x1"
     assert isinstance(passage.selector, api.types.Unset)  # anchor.selector is withheld
-    assert body.document.additional_properties["grounding:state"]["grounding:revision"] == 4
+    # Declared by the schema (issue 38): a typed member, not an undeclared extra.
+    assert "grounding:state" not in body.document.additional_properties
+    assert body.document.grounding_state.additional_properties["grounding:revision"] == 4
 
     graph = project.sync_detailed(
         gid, client=clients.projection_agent, format_=formats.PROV_O, **query
