@@ -46,6 +46,10 @@ divides. Steps and the knobs that size them (defaults in brackets):
   BENCH_FEED_ROUNDS [6], BENCH_FEED_REGISTERS [300], BENCH_FEED_RATE [200],
   BENCH_FEED_SECONDS [15], BENCH_FEED_SUBSCRIBERS [100]
 
+- pdf_import: pages/s importing a BENCH_PDF_PAGES [200]-page text PDF beside the
+  extraction library alone on the same file in this process (bench/workloads/pdf.py),
+  and the peak RSS of a gunicorn worker importing a BENCH_PDF_RSS_MB [50] MB PDF.
+
 BENCH_RESULTS [bench/results.json]: where the figures are written.
 `make bench-smoke` (bench/smoke.py) runs every step at a tiny size, to prove the bench
 still runs (CI), not to measure.
@@ -131,6 +135,7 @@ def main() -> None:
         ("transparency", lambda: workloads.transparency_log(tokens)),
         ("reads_at_scale", lambda: workloads.reads_at_scale(tokens)),
         ("event_feed", lambda: workloads.event_feed(tokens)),
+        ("pdf_import", lambda: workloads.pdf_import(tokens)),
     ]
     only = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
     for name, step in steps:

@@ -38,6 +38,9 @@ TINY = {
     "BENCH_FEED_RATE": "20",
     "BENCH_FEED_SECONDS": "2",
     "BENCH_FEED_SUBSCRIBERS": "5",
+    "BENCH_PDF_PAGES": "5",
+    "BENCH_PDF_ROUNDS": "1",
+    "BENCH_PDF_RSS_MB": "2",
 }
 
 

@@ -7,11 +7,13 @@ COPY of its rows. serving: HTTP under gunicorn (register, floor, naive peer) and
 at each corpus size beside the raw query, revisions/{n}. throttle: the throttle's
 cost per request. transparency: the log's cost to the writes, proofs at scale, the
 verifier, checkpoint lag. feed: register with the outbox beside without, webhook
-delivery lag, the stream's fan-out to idle subscribers.
+delivery lag, the stream's fan-out to idle subscribers. pdf: PDF import beside the
+extraction library alone, and a server's peak RSS importing a 50 MB PDF.
 """
 
 from bench.workloads.feed import event_feed
 from bench.workloads.memory import peak_rss
+from bench.workloads.pdf import pdf_import
 from bench.workloads.reads import reads_at_scale
 from bench.workloads.serving import concurrency, http_register
 from bench.workloads.throttle import throttle_cost
@@ -25,6 +27,7 @@ __all__ = [
     "event_feed",
     "fanout",
     "http_register",
+    "pdf_import",
     "peak_rss",
     "reads_at_scale",
     "throttle_cost",

@@ -71,6 +71,7 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
         "log_register": 1.11,  # 400 / 360
         "log_verify": 4.0,  # 80000 / 20000
         "inclusion_proof_scaling": 1.1,  # 3.3 / 3.0
+        "pdf_over_library": None,  # the pdf_import step did not run
     }
     assert {k: v["met"] for k, v in got.items()} == {
         "copy_over_bulk": True,
@@ -87,6 +88,7 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
         "log_register": True,
         "log_verify": False,
         "inclusion_proof_scaling": True,
+        "pdf_over_library": None,
     }
     assert got["copy_over_bulk"] == {
         "ratio": 1.5, "registry": 6000, "limit": 9000, "unit": "links/s",
@@ -163,7 +165,12 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
     )
     assert relative[9][0] == "register with the event outbox vs without [outbox_over_register]"
     assert relative[9][3:] == ("1.05×", "≤ 1.1", "yes")
+    # A ratio whose step did not run: its row, with no figures.
     assert relative[10] == (
+        "PDF import (a 200-page text PDF) [pdf_over_library]", "—", "the extraction library "
+        "alone, same file, one process: —", "—", "≤ 1.5", "—",
+    )  # fmt: skip
+    assert relative[11] == (
         "list page p50 across corpus sizes [list_scaling]",
         "20 ms / 22 ms / 24 ms",
         "at 10,000 / 100,000 / 1,000,000",
@@ -171,7 +178,7 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "≤ 1.5",
         "yes",
     )
-    assert relative[16] == (
+    assert relative[17] == (
         "list page p50 across sizes, ordering=revision [ordering_scaling[revision]]",
         "20 ms / 22 ms / 60 ms",
         "at 10,000 / 100,000 / 1,000,000",
@@ -179,8 +186,8 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "≤ 1.5",
         "NO",
     )
-    assert relative[17][0] == "revisions/{1, 100, 1000} p50 [revisions_scaling]"
-    assert relative[18] == (
+    assert relative[18][0] == "revisions/{1, 100, 1000} p50 [revisions_scaling]"
+    assert relative[19] == (
         "inclusion proof p50 at 10k / 100k / 1M leaves [inclusion_proof_scaling]",
         "3 ms / 3.10 ms / 3.30 ms",
         "at 10,000 / 100,000 / 1,000,000",
