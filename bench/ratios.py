@@ -116,7 +116,7 @@ RATIOS = (
 )  # fmt: skip
 # PDF import (bench/workloads/pdf.py), a step of its own module.
 RATIOS += (
-    Ratio("pdf_over_library", "PDF import (a 200-page text PDF)",
+    Ratio("pdf_over_library", "PDF import (a text PDF, BENCH_PDF_PAGES pages)",
           Figure("pdf_import", ("import_pages_per_s",), "pages/s"),
           Figure("pdf_import", ("library_pages_per_s",), "pages/s",
                  "the extraction library alone, same file, one process"),

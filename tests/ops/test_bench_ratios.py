@@ -167,8 +167,8 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
     assert relative[9][3:] == ("1.05×", "≤ 1.1", "yes")
     # A ratio whose step did not run: its row, with no figures.
     assert relative[10] == (
-        "PDF import (a 200-page text PDF) [pdf_over_library]", "—", "the extraction library "
-        "alone, same file, one process: —", "—", "≤ 1.5", "—",
+        "PDF import (a text PDF, BENCH_PDF_PAGES pages) [pdf_over_library]", "—",
+        "the extraction library alone, same file, one process: —", "—", "≤ 1.5", "—",
     )  # fmt: skip
     assert relative[11] == (
         "list page p50 across corpus sizes [list_scaling]",
