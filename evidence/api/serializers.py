@@ -149,13 +149,11 @@ class PdfUploadSerializer(serializers.Serializer):
         validators=[RegexValidator(SOURCE_REF, code="format")],
         help_text="The document's canonical URL or URN (1–2,048 characters).",
     )
+    # A form has no null: leave a member out instead.
     title = serializers.CharField(
-        max_length=500,
-        required=False,
-        allow_null=True,
-        validators=[RegexValidator(STORABLE, code="format")],
+        max_length=500, required=False, validators=[RegexValidator(STORABLE, code="format")]
     )
-    retrieved_at = serializers.DateTimeField(required=False, allow_null=True)
+    retrieved_at = serializers.DateTimeField(required=False)
 
 
 class PdfPageSerializer(serializers.Serializer):
