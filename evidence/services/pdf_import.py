@@ -255,6 +255,8 @@ def _write(
         action=ACTION,
         dimension=dimension,
         references={
+            # The feed's `passage.imported` events name the import (feed.outbox).
+            "import_id": str(row.document_id),
             "document_id": str(row.document_id),
             "source_ref": source_ref,
             "sha256": row.sha256,
