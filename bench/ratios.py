@@ -133,6 +133,14 @@ RATIOS = (
                  "the same registrations, no outbox"),
           True, Target("≤", 1.1)),
 )  # fmt: skip
+# PDF import (bench/workloads/pdf.py), a step of its own module.
+RATIOS += (
+    Ratio("pdf_over_library", "PDF import (a text PDF, BENCH_PDF_PAGES pages)",
+          Figure("pdf_import", ("import_pages_per_s",), "pages/s"),
+          Figure("pdf_import", ("library_pages_per_s",), "pages/s",
+                 "the extraction library alone, same file, one process"),
+          True, Target("≤", 1.5)),
+)  # fmt: skip
 
 # The list's documented orderings (docs/api.md "Lists"), each measured at every
 # corpus size (`reads_at_scale` … `orderings`: the slower p50 of its first page and
@@ -402,4 +410,9 @@ def absolute_rows(results: dict) -> list[tuple[str, ...]]:
         Figure("event_feed", ("stream", "kib_per_subscriber"), "KiB"))  # fmt: skip
     row("stream: one event reaches every subscriber, p50",
         Figure("event_feed", ("stream", "fanout_p50_ms"), "ms"))  # fmt: skip
+    # PDF import (bench/workloads/pdf.py): a server importing a PDF of ~50 MB.
+    server = (results.get("pdf_import") or {}).get("server") or {}
+    row(f"peak RSS, gunicorn worker importing a {server.get('bytes', 0) / 1e6:.0f} MB PDF",
+        Figure("pdf_import", ("server", "peak_rss_mb"), "MB"), rss,
+        limit=f"before: {server.get('rss_before_mb', '?')} MB")  # fmt: skip
     return [r for r in rows if r[1] != "—"]

@@ -66,6 +66,9 @@ what BENCH_ONLY names) and a function returning its figures (a dict; a `"rounds"
 list of dicts shaped like those figures if it measures in rounds); a ratio of its
 figures is one `Ratio` in bench/ratios.py; a tiny size for `make bench-smoke` goes
 into bench/smoke.py's TINY.
+- pdf_import: pages/s importing a BENCH_PDF_PAGES [200]-page text PDF beside the
+  extraction library alone on the same file in this process (bench/workloads/pdf.py),
+  and the peak RSS of a gunicorn worker importing a BENCH_PDF_RSS_MB [50] MB PDF.
 
 BENCH_RESULTS [bench/results.json]: where the figures are written.
 `make bench-smoke` (bench/smoke.py) runs every step at a tiny size, to prove the bench
@@ -155,6 +158,7 @@ def main() -> None:
         ("event_feed", lambda: workloads.event_feed(tokens)),
         # Issue 36: register on a Patroni leader, synchronous replication on and off.
         ("ha_sync_commit", workloads.ha_sync_commit),
+        ("pdf_import", lambda: workloads.pdf_import(tokens)),
     ]
     only = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
     for name, step in steps:

@@ -43,6 +43,9 @@ TINY = {
     "BENCH_FEED_SUBSCRIBERS": "5",
     "BENCH_HA_ROUNDS": "1",
     "BENCH_HA_REGISTERS": "10",
+    "BENCH_PDF_PAGES": "5",
+    "BENCH_PDF_ROUNDS": "1",
+    "BENCH_PDF_RSS_MB": "2",
 }
 
 

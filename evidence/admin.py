@@ -390,3 +390,7 @@ class RetrievalObservationAdmin(EvidenceReadOnlyAdmin):
             "imported": sum(1 for r in results or [] if r["ok"]),
         }
         return TemplateResponse(request, "admin/evidence/wsp_import.html", context)
+
+
+# PDF documents and their pages (registered there: this module is at its size).
+from evidence import admin_documents  # noqa: E402, F401

@@ -110,6 +110,43 @@ class RetrievalObservation(AppendOnlyModel):
         return self.execution_id
 
 
+class Document(AppendOnlyModel):
+    """One PDF as imported into one Dimension (docs/api.md "PDF evidence"): its bytes'
+    digest and the import report, replayed verbatim. Its pages are passages. Other bytes
+    under the same source_ref are another document (a new source revision)."""
+
+    document_id = models.UUIDField(primary_key=True, default=uuid7, editable=False)
+    dimension = models.ForeignKey(Dimension, on_delete=models.PROTECT, related_name="documents")
+    source_ref = models.CharField(max_length=2048)
+    sha256 = models.CharField(max_length=64, help_text="SHA-256 of the PDF's bytes.")
+    byte_size = models.PositiveBigIntegerField()
+    page_count = models.PositiveIntegerField()
+    media_type = models.CharField(max_length=127, default="application/pdf")
+    text_extractor = models.CharField(max_length=255)
+    retrieved_at = models.DateTimeField(null=True, blank=True)
+    report = models.JSONField(default=dict, help_text="The import report, replayed verbatim.")
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-imported_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dimension", "source_ref", "sha256"], name="document_unique_revision"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_ref} ({self.sha256[:12]})"
+
+
 class Passage(models.Model):
     """A passage revision: literal text (by digest), locator, title and provenance.
 
@@ -133,7 +170,8 @@ class Passage(models.Model):
     content_sha256 = models.CharField(max_length=64, blank=True, default="", db_index=True)
     kind = models.CharField(max_length=32, choices=ObservationKind.choices)
     source_field = models.CharField(max_length=16, choices=SourceField.choices, blank=True)
-    locator = models.CharField(max_length=2048, blank=True, default="")
+    # A PDF page's locator is its document's source_ref (≤ 2,048) and "#page=N".
+    locator = models.CharField(max_length=2100, blank=True, default="")
     observed_url = models.CharField(max_length=2048, blank=True, default="")
     canonical_url = models.CharField(max_length=2048, blank=True, default="", db_index=True)
     title = models.TextField(null=True, blank=True)
@@ -167,6 +205,11 @@ class Passage(models.Model):
     duplicate_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="occurrences"
     )
+    # A PDF page: the document it is a page of, and its number (1-based).
+    document = models.ForeignKey(
+        Document, null=True, blank=True, on_delete=models.PROTECT, related_name="pages"
+    )
+    page_number = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = TrackedManager()
@@ -181,6 +224,7 @@ class Passage(models.Model):
             "source",
             "retrieval_observation",
             "duplicate_of",
+            "document",
         ]
     )
 

@@ -16,7 +16,7 @@ from django.db.models import Q, QuerySet
 from common.kernel.instants import rfc3339
 from common.kernel.refusals import Refusal
 from evidence.choices import AccessLabel
-from evidence.models import Passage
+from evidence.models import Document, Passage
 from policies.choices import DisclosableField as F
 from policies.choices import Role
 from policies.reader import Reader, register_kind
@@ -68,6 +68,8 @@ def passage_document(passage: Passage) -> dict[str, Any]:
         else {"raw": passage.published_at_raw, "normalized": passage.published_at_normalized},
         "provider_fields": passage.provider_fields,
         "duplicate_of": str(passage.duplicate_of_id) if passage.duplicate_of_id else None,
+        "document_id": str(passage.document_id) if passage.document_id else None,
+        "page": passage.page_number,
         "retrieval_observation": None
         if envelope is None
         else {
@@ -151,6 +153,35 @@ class PassageKind:
         return sorted(set(PASSAGE_FIELDS) - visible)
 
 
+class DocumentKind:
+    """A PDF document (its import report) as its Dimension's curators and stewards
+    read it; to anyone else it does not exist (404). Its ref and title are its pages'
+    locator and title: withheld where theirs are (the pages share one source label)."""
+
+    def read(self, reader: Reader, document: Document, **options: Any) -> dict[str, Any]:
+        reader.require_member(document.dimension_id, "document")
+        if not reader.roles(document.dimension_id) & {str(r) for r in PASSAGE_READERS}:
+            raise Refusal("not_found", "no document of yours has this id.")
+        page = document.pages.only("dimension_id", "access_label").first()
+        withheld = PassageKind()._withheld(reader, page) if page is not None else []
+        report = dict(document.report)
+        if F.PASSAGE_LOCATOR in withheld:
+            report.pop("source_ref", None)
+        if F.PASSAGE_TITLE in withheld:
+            report.pop("title", None)
+        report["withheld"] = [f for f in withheld if f in (F.PASSAGE_LOCATOR, F.PASSAGE_TITLE)]
+        return report
+
+    def scope(self, reader: Reader, queryset: QuerySet, **options: Any) -> QuerySet:
+        return queryset.filter(dimension_id__in=[d.pk for d in reader.dimensions(*PASSAGE_READERS)])
+
+    def withheld(self, reader: Reader, document: Document) -> list[str] | None:
+        try:
+            return self.read(reader, document)["withheld"]
+        except Refusal:
+            return None
+
+
 def _label_field(model, path: str) -> str | None:
     """The access label of the rows scoped (a passage's, a source's), if they have one."""
     if path:
@@ -161,3 +192,4 @@ def _label_field(model, path: str) -> str | None:
 
 def register() -> None:
     register_kind(Passage, PassageKind())
+    register_kind(Document, DocumentKind())

@@ -55,7 +55,9 @@ LINK_TYPES: dict[str, str] = {
 # Evidence-set changes move each member link on by one revision, under one audit
 # event naming the links in references["links"]: a `revised` event per link.
 SET_ACTIONS = frozenset({"create_evidence_set", "change_evidence_set"})
-IMPORT_ACTION = "wsp_import"
+# An import's passages (a WSP import's observations, a PDF's pages), by the import's
+# id: its envelope's, or its document's.
+IMPORT_ACTIONS = frozenset({"wsp_import", "pdf_import"})
 DECISION_TYPES: dict[str, tuple[str, int, str]] = {
     "record_disclosure_decision": (EventType.DECISION_RECORDED, 1, "recorded"),
     "revoke_disclosure_decision": (EventType.DECISION_REVOKED, 2, "revoked"),
@@ -93,7 +95,7 @@ def plan(events: Sequence[AuditEvent]) -> Planned:
                     (event.event_id, uuid.UUID(str(grounding_id)), EventType.REVISED,
                      event.occurred_at)
                 )  # fmt: skip
-        elif action == IMPORT_ACTION:
+        elif action in IMPORT_ACTIONS:
             import_id = (event.references or {}).get("import_id")
             if import_id:
                 planned.imports.append((event.event_id, uuid.UUID(import_id), event.occurred_at))
@@ -152,7 +154,8 @@ IMPORTS = (
     "SELECT gen_random_uuid(), p.dimension_id, 'org.grounding.passage.imported', "
     "p.passage_id::text, 1, i.at, i.audit, "
     "jsonb_build_object('passage_id', p.passage_id::text, 'import_id', i.import::text) "
-    "FROM i JOIN evidence_passage p ON p.retrieval_observation_id = i.import",
+    "FROM i JOIN evidence_passage p "
+    "ON p.retrieval_observation_id = i.import OR p.document_id = i.import",
 )
 DECISIONS = (
     "d(eid, audit, ref, dim, type, seq, state, at) AS (SELECT * FROM unnest(%s::uuid[], "

@@ -3,6 +3,7 @@ default test pass): the same rows as `feed.outbox`'s one statement, through the 
 
 from __future__ import annotations
 
+from django.db.models import Q
 from django.utils import timezone
 
 from common.kernel.identifiers import uuid7
@@ -34,10 +35,13 @@ def write_with_orm(using: str, planned: Planned, deliveries: bool) -> None:
     if planned.imports:
         # Every import's passages in one query.
         by_import = {import_id: (audit, at) for audit, import_id, at in planned.imports}
-        passages = Passage.objects.using(using).filter(retrieval_observation_id__in=by_import)
-        for passage_id, dimension_id, import_id in passages.order_by("passage_id").values_list(
-            "passage_id", "dimension_id", "retrieval_observation_id"
-        ):
+        passages = Passage.objects.using(using).filter(
+            Q(retrieval_observation_id__in=by_import) | Q(document_id__in=by_import)
+        )
+        for passage_id, dimension_id, envelope, document in passages.order_by(
+            "passage_id"
+        ).values_list("passage_id", "dimension_id", "retrieval_observation_id", "document_id"):
+            import_id = envelope or document
             audit, at = by_import[import_id]
             data = {"passage_id": str(passage_id), "import_id": str(import_id)}
             events.append(

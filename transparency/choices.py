@@ -29,7 +29,7 @@ class Finding(models.TextChoices):
 
 # The accepted writes the log records (issue #28): registration (one leaf per link of
 # a bulk), revision, assessment, anchor observation, withdrawal, disposal,
-# evidence-set membership, change fan-out, disclosure decisions, WSP import. Token,
+# evidence-set membership, change fan-out, disclosure decisions, WSP and PDF import. Token,
 # role, profile and Dimension events and projections are not writes of the record.
 LOGGED_ACTIONS = frozenset(
     {
@@ -47,5 +47,6 @@ LOGGED_ACTIONS = frozenset(
         "record_disclosure_decision",
         "revoke_disclosure_decision",
         "wsp_import",
+        "pdf_import",
     }
 )

@@ -9,13 +9,15 @@ cost per request. transparency: the log's cost to the writes, proofs at scale, t
 verifier, checkpoint lag. log_pace: the sequencer service beside two bulk writers.
 feed: register with the outbox beside without, webhook delivery lag, the stream's
 fan-out to idle subscribers. ha: register on a Patroni leader with synchronous
-replication on and off.
+replication on and off. pdf: PDF import beside the
+extraction library alone, and a server's peak RSS importing a 50 MB PDF.
 """
 
 from bench.workloads.feed import event_feed
 from bench.workloads.ha import ha_sync_commit
 from bench.workloads.log_pace import log_pace
 from bench.workloads.memory import peak_rss
+from bench.workloads.pdf import pdf_import
 from bench.workloads.reads import reads_at_scale
 from bench.workloads.serving import concurrency, http_register
 from bench.workloads.throttle import throttle_cost
@@ -31,6 +33,7 @@ __all__ = [
     "ha_sync_commit",
     "http_register",
     "log_pace",
+    "pdf_import",
     "peak_rss",
     "reads_at_scale",
     "throttle_cost",

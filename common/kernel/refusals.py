@@ -70,6 +70,9 @@ STATUS_BY_CODE: dict[str, int] = {
     "login_locked_out": 429,
     "wsp_contract_violation": 422,
     "banned_field": 422,
+    # PDF evidence: bytes that are no readable PDF, and an upload over the limit.
+    "invalid_pdf": 422,
+    "too_large": 413,
     "profile_not_published": 409,
     "dimension_inactive": 409,
     "assessment_input_mismatch": 409,

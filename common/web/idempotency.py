@@ -97,11 +97,22 @@ def key_of(request: Request) -> str | None:
 
 def fingerprint(request: Request) -> str:
     body = request.data
-    if isinstance(body, QueryDict):  # no body at all
-        body = body.dict()
+    if isinstance(body, QueryDict):  # no body at all, or a form (a PDF upload)
+        body = {key: _form_value(value) for key, value in body.dict().items()}
     return canonical_sha256(
         {"method": request.method, "path": request.get_full_path(), "body": body}
     )
+
+
+def _form_value(value: Any) -> Any:
+    """A form field as it is, an uploaded file as the digest of its bytes."""
+    if not hasattr(value, "chunks"):
+        return value
+    digest = hashlib.sha256()
+    for chunk in value.chunks():
+        digest.update(chunk)
+    value.seek(0)
+    return {"sha256": digest.hexdigest(), "size": value.size}
 
 
 def _lock_id(user_id: int, key: str) -> int:

@@ -46,9 +46,10 @@ PROBLEM_DESCRIPTIONS = {
     "master_ref_conflict, integrity_conflict, idempotency_in_progress: a request with "
     "this Idempotency-Key is still running).",
     412: "revision_mismatch: the body carries current_revision.",
-    413: "payload_too_large.",
+    413: "payload_too_large, or too_large (a PDF over GROUNDING_PDF_MAX_BYTES).",
     415: "unsupported_media_type: send application/json.",
-    422: "wsp_contract_violation or banned_field (with every offender), or "
+    422: "wsp_contract_violation or banned_field (with every offender), invalid_pdf "
+    "(offender /file with its reason), or "
     "idempotency_key_reuse (the key was sent with another request); nothing is stored.",
     428: "precondition_required: send If-Match or expected_revision.",
     429: "throttled: see Retry-After.",
@@ -83,6 +84,11 @@ class ProblemSerializer(serializers.Serializer):
         required=False,
         help_text="On 410 answer_disposed: the id of the disposed link the key's first "
         "answer named.",
+    )
+    reason = serializers.CharField(
+        required=False,
+        help_text="On 422 invalid_pdf: why the file is no readable PDF (not_pdf, corrupt, "
+        "encrypted, too_many_pages, extraction_failed).",
     )
     loss_report = serializers.ListField(
         child=serializers.DictField(child=serializers.CharField()),

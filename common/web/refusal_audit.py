@@ -58,6 +58,10 @@ def audit_refused_request(request: Any, code: str, status_code: int) -> None:
     grounding_id = parse_uuid(kwargs.get("grounding_id"))
     body = getattr(request, "_full_data", None)
     dimension = body.get("dimension") if isinstance(body, dict) else None
+    if dimension is None:
+        # An import names its Dimension in the query (?dimension=), its body being a
+        # document or a file.
+        dimension = getattr(request, "GET", {}).get("dimension")
     try:
         # The Dimension the request names or its link is in; the event keeps it only
         # when the caller holds a role there (policies.audit.record).

@@ -1,4 +1,5 @@
-"""Shapes of the evidence API. Writes go through evidence.services.wsp_import, never here."""
+"""Shapes of the evidence API. Writes go through evidence.services (wsp_import,
+pdf_import), never here."""
 
 from __future__ import annotations
 
@@ -6,11 +7,15 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
+from common.kernel.fields import RuledCharField
 from common.kernel.openapi_schemas import converted_file
+from common.kernel.text import STORABLE
+from evidence.choices import TextState
 
 WSP_RESPONSE_V3 = converted_file(
     Path(__file__).resolve().parent.parent / "wsp" / "schema" / "response_v3.json",
@@ -121,6 +126,60 @@ class PassageSerializer(serializers.Serializer):
     published_at = _PublishedSerializer(allow_null=True)
     provider_fields = serializers.DictField(required=False)
     duplicate_of = serializers.UUIDField(allow_null=True)
+    document_id = serializers.UUIDField(
+        allow_null=True, help_text='A PDF page\'s document (docs/api.md "PDF evidence").'
+    )
+    page = serializers.IntegerField(allow_null=True, help_text="A PDF page's number, 1-based.")
     retrieval_observation = _EnvelopeSerializer(allow_null=True)
     created_at = serializers.DateTimeField()
     withheld = serializers.ListField(child=serializers.CharField())
+
+
+# A document's ref: a canonical URL or URN, no white space or control character.
+SOURCE_REF = "^[^\\s\\u0000-\\u001F\\u007F-\\u009F]+$"
+
+
+class PdfUploadSerializer(serializers.Serializer):
+    """The multipart body of a PDF import (docs/api.md "PDF evidence")."""
+
+    file = serializers.FileField(allow_empty_file=True, use_url=False, help_text="The PDF's bytes.")
+    source_ref = RuledCharField(
+        rule=SOURCE_REF,
+        max_length=2048,
+        validators=[RegexValidator(SOURCE_REF, code="format")],
+        help_text="The document's canonical URL or URN (1–2,048 characters).",
+    )
+    # A form has no null: leave a member out instead.
+    title = serializers.CharField(
+        max_length=500, required=False, validators=[RegexValidator(STORABLE, code="format")]
+    )
+    retrieved_at = serializers.DateTimeField(required=False)
+
+
+class PdfPageSerializer(serializers.Serializer):
+    page = serializers.IntegerField(help_text="1-based page number.")
+    passage_id = serializers.UUIDField()
+    content_sha256 = serializers.CharField()
+    length = serializers.IntegerField(help_text="Code points of the page's text.")
+    text_state = serializers.ChoiceField(choices=TextState.choices)
+
+
+class PdfDocumentSerializer(serializers.Serializer):
+    """A PDF as imported: the import report, rendered as stored."""
+
+    document_id = serializers.UUIDField()
+    dimension = serializers.CharField()
+    # Both absent from a read where a decision withholds the pages' locator or title.
+    source_ref = serializers.CharField(required=False)
+    title = serializers.CharField(allow_null=True, required=False)
+    media_type = serializers.CharField()
+    sha256 = serializers.CharField(help_text="SHA-256 (hex) of the PDF's bytes.")
+    byte_size = serializers.IntegerField()
+    page_count = serializers.IntegerField()
+    text_extractor = serializers.CharField(help_text="The library and its version.")
+    retrieved_at = serializers.DateTimeField(allow_null=True)
+    pages = PdfPageSerializer(many=True)
+    changes = ImportChangeSerializer(many=True)
+    withheld = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="On a read: withheld fields."
+    )

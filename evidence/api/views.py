@@ -10,10 +10,12 @@ from rest_framework.response import Response
 from common.kernel.refusals import Refusal
 from common.web.pagination import CursorPagination
 from common.web.views import ApiView
-from evidence.api.serializers import PassageSerializer
-from evidence.models import Passage
+from evidence.api.parsers import PdfUploadParser
+from evidence.api.serializers import PassageSerializer, PdfDocumentSerializer
+from evidence.models import Document, Passage
 from evidence.reader import PASSAGE_READERS
 from evidence.selectors import passages_for_list
+from evidence.services.pdf_import import PDF_IMPORT
 from evidence.services.wsp_import import WSP_IMPORT
 from policies.choices import DisclosableField
 from policies.operations import Operation
@@ -47,6 +49,14 @@ READ_PASSAGE = Operation(
     # Its text as the reader's role and decisions allow (policies.reader).
     refusals=("not_found", "role_required", "disclosure_not_decided"),
     summary="A passage of your Dimensions (curators and stewards)",
+)
+
+READ_DOCUMENT = Operation(
+    "read_document",
+    output=PdfDocumentSerializer,
+    roles=PASSAGE_READERS,
+    refusals=("not_found", "disclosure_not_decided"),
+    summary="A PDF document of your Dimensions and its pages (curators and stewards)",
 )
 
 
@@ -109,3 +119,31 @@ class PassageDetailView(ApiView):
         if passage is None:
             raise Refusal("not_found", "no passage of yours has this id.")
         return Response(self.reader().read(passage))
+
+
+class DocumentImportView(ApiView):
+    """POST a PDF (multipart): one passage per page; 201, or 200 on a replay."""
+
+    operation = PDF_IMPORT
+    parser_classes = [PdfUploadParser]
+
+    def post(self, request: Request) -> Response:
+        body = self.validated()
+        return self.perform(
+            lambda result: Response(
+                result.report,
+                status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+            ),
+            dimension=request.query_params.get("dimension"),
+            **body,
+        )
+
+
+class DocumentDetailView(ApiView):
+    operation = READ_DOCUMENT
+
+    def get(self, request: Request, document_id) -> Response:
+        document = Document.objects.filter(pk=document_id).first()
+        if document is None:
+            raise Refusal("not_found", "no document of yours has this id.")
+        return Response(self.reader().read(document))

@@ -24,6 +24,7 @@ from grounding.admin.forms import LinkChangeForm, RevisingForm, initial_from, re
 from grounding.admin.page_actions import FORMS, action_forms, allowed_actions, run_action
 from grounding.admin.review import explain_display, notifications_for
 from grounding.choices import RecordState
+from grounding.exports.web_annotation import pdf_page
 from grounding.models import GroundingLink
 from grounding.pages.quote import quote_marks
 from policies.reader import reader_for
@@ -184,6 +185,9 @@ def _review_context(request: HttpRequest, link: GroundingLink, document: dict) -
         "anchor_result": marks.recorded,
         "anchor_applies": marks.applies,
         "marks": marks,
+        # A PDF page: which page of which document (from disclosed members only).
+        "pdf_page": pdf_page(passage),
+        "pdf_title": passage.get("title"),
         "explanation": explain_display(document),
         "notifications": notifications_for(request, link, document),
     }

@@ -54,15 +54,32 @@ class CitationEntrySerializer(serializers.Serializer):
     )
     anchor = serializers.CharField(help_text="unattempted, or the anchor result's status.")
     anchor_reason = serializers.CharField(required=False)
+    page = serializers.IntegerField(
+        required=False, help_text="A PDF document's citation: the page bound (1-based)."
+    )
     grounding_id = serializers.UUIDField(required=False)
-    master_ref = serializers.CharField(required=False)
+    master_ref = serializers.CharField(required=False, help_text="Absent when disposed.")
+    record_state = serializers.ChoiceField(
+        choices=["disposed"], required=False, help_text="Present only when disposed."
+    )
 
 
 class CitationLinkSerializer(serializers.Serializer):
+    """A link the request names; a disposed one as its tombstone (no statement_ref,
+    no master_ref: API.md "The link as read")."""
+
     grounding_id = serializers.UUIDField()
     revision = serializers.IntegerField()
-    statement_ref = serializers.CharField()
-    master_ref = serializers.CharField()
+    statement_ref = serializers.CharField(required=False, help_text="Absent when disposed.")
+    master_ref = serializers.CharField(required=False, help_text="Absent when disposed.")
+    record_state = serializers.ChoiceField(
+        choices=["disposed"], required=False, help_text="Present only when disposed."
+    )
+    dimension = serializers.CharField(required=False)
+    receipt_ref = serializers.CharField(required=False)
+    policy_ref = serializers.CharField(required=False)
+    observed_at = serializers.DateTimeField(required=False, allow_null=True)
+    disposed_at = serializers.DateTimeField(required=False, allow_null=True)
 
 
 class CitationCountsSerializer(serializers.Serializer):

@@ -88,6 +88,13 @@ _SPECIFIC_RESOURCE = {
                 "additionalProperties": False,
             },
             "created": {"type": "string"},
+            "grounding:state": {
+                "type": "object",
+                "description": "The registry's distinctions no Web Annotation term "
+                "carries (revision, record, recheck, display and resolution states, "
+                "decision refs, …), each key prefixed grounding: (urn:grounding:vocab#).",
+                "additionalProperties": True,
+            },
             "creator": {
                 "type": "object",
                 "required": ["id", "name"],

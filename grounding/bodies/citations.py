@@ -12,9 +12,9 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
-from common.kernel.fields import RuledCharField
-from grounding.bodies.fields import OWNER_REF_LENGTH
-from grounding.bodies.link import PassageSerializer
+from common.kernel.fields import RuledCharField, one_of
+from grounding.bodies.fields import OWNER_REF_LENGTH, opt, opt_ref, ref
+from grounding.bodies.link import ExternalPassageSerializer, PassageByIdSerializer
 from grounding.choices import CITATION_FORMATS, OFFSET_UNITS, UseBasis
 from policies.models import PROFILE_REF
 
@@ -24,6 +24,32 @@ MAX_ANSWER_REF = 460
 
 def _opt_str(**kwargs: Any) -> serializers.CharField:
     return serializers.CharField(required=False, allow_null=True, **kwargs)
+
+
+class DocumentByIdSerializer(serializers.Serializer):
+    document_id = serializers.UUIDField(
+        help_text="A PDF document of the Dimension: the citation binds the page its quote "
+        'is found on (docs/api.md "PDF evidence").'
+    )
+
+
+@one_of(PassageByIdSerializer, ExternalPassageSerializer, DocumentByIdSerializer)
+class CitedPassageSerializer(serializers.Serializer):
+    """What a document key stands for: a passage (as a link's passage group) or a PDF
+    document whose pages are searched for the cited text."""
+
+    passage_id = serializers.UUIDField(
+        required=False, allow_null=True, help_text="An imported evidence passage."
+    )
+    passage_ref = ref(
+        required=False, allow_null=True, help_text="An external passage (instead of passage_id)."
+    )
+    source_revision_binding = opt("source_revision_binding")
+    retrieval_observation_ref = opt_ref()
+    representation_check = opt("representation_check")
+    document_id = serializers.UUIDField(
+        required=False, allow_null=True, help_text="A PDF document (instead of a passage)."
+    )
 
 
 @extend_schema_serializer(component_name="FromCitations")
@@ -37,10 +63,10 @@ class FromCitationsRequestSerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=list(CITATION_FORMATS))
     payload = serializers.DictField(help_text="The provider's response object, as returned.")
     passages = serializers.DictField(
-        child=PassageSerializer(),
+        child=CitedPassageSerializer(),
         help_text="The provider's document key (Anthropic document index, OpenAI url or "
         "file id, Gemini grounding-chunk index as a string, crw citation or source url) "
-        "⇒ the passage it stands for.",
+        "⇒ the passage it stands for, or {document_id} of a PDF document.",
     )
     owner_ref = _opt_str(max_length=OWNER_REF_LENGTH)
     # language, media_type: the answer_representation's (grounding.api.openapi_citations

@@ -88,6 +88,8 @@ class Citation:
     proposition: str | None = None
     support_kind: str | None = None  # overrides the service's default
     source_note: str | None = None  # why no source span is claimed
+    # Pages named by the provider (Anthropic page_location): [start, end), 1-based.
+    pages: tuple[int, int] | None = None
     # Provider data for the report (scores, confidences, statuses): never a verdict.
     data: dict[str, Any] = field(default_factory=dict)
 

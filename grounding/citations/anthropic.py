@@ -173,6 +173,7 @@ def _citation(
         end = require_int(item, "end_page_number", pointer, offenders, minimum=1)
         if _require_nonempty(start, end, pointer, "end_page_number", offenders):
             common["source_selector"] = _pages(start, end)
+            common["pages"] = (start, end)
     elif kind == "content_block_location":
         common["source_selector"] = _blocks(item, pointer, offenders)
     elif kind == "web_search_result_location":

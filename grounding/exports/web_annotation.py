@@ -10,6 +10,7 @@ link's rows here. What the model cannot carry is either kept under the
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from common.kernel.canonical import canonical_sha256
@@ -39,6 +40,23 @@ GENERATOR = {"id": "urn:grounding:registry", "type": "Software", "name": "ground
 # statement and "assessing" would be a judgment; the registry records, it never
 # judges support, so judgments stay in the extension with their provenance.
 MOTIVATION = "linking"
+
+
+# RFC 8118 (application/pdf fragment identifiers), as the W3C model lists it for PDF.
+PDF_FRAGMENT = "http://tools.ietf.org/rfc/rfc8118"
+_PAGE = re.compile(r"#page=([1-9][0-9]*)")
+
+
+def pdf_page(passage: dict[str, Any]) -> int | None:
+    """The page number of a disclosed PDF page passage (its locator is its document's
+    URL and "#page=N", docs/api.md "PDF evidence"); None for any other passage or
+    when the locator is withheld."""
+    binding = passage.get("source_revision_binding") or {}
+    url, locator = passage.get("canonical_url"), passage.get("locator")
+    if binding.get("media_type") != "application/pdf" or not url or not locator:
+        return None
+    found = _PAGE.fullmatch(locator[len(url) :]) if locator.startswith(url) else None
+    return int(found.group(1)) if found and is_absolute_iri(url) else None
 
 
 def _g(name: str) -> str:
@@ -80,9 +98,21 @@ def build(projection: dict[str, Any], *, link: GroundingLink) -> dict[str, Any]:
         "source": iri_for(passage["passage_ref"], "passage"),
     }
     source_selector = anchor.get("source_selector")
-    if source_selector is not None and is_w3c_selector(source_selector):
+    page = pdf_page(passage)
+    if page is not None:
+        # A PDF page: the PDF itself, the page by its RFC 8118 fragment, refined by the
+        # text selectors (which count the page's text).
+        passage_resource["source"] = passage["canonical_url"]
+        passage_resource["selector"] = {
+            "type": "FragmentSelector",
+            "value": f"page={page}",
+            "conformsTo": PDF_FRAGMENT,
+        }
+        if source_selector is not None and is_w3c_selector(source_selector):
+            passage_resource["selector"]["refinedBy"] = copy.deepcopy(source_selector)
+    elif source_selector is not None and is_w3c_selector(source_selector):
         passage_resource["selector"] = copy.deepcopy(source_selector)
-    elif source_selector is not None:
+    if source_selector is not None and not is_w3c_selector(source_selector):
         entries.append(
             loss(
                 "anchor.selector.wsp_segment",

@@ -321,6 +321,16 @@ GROUNDING_MAX_STRING_LENGTH = env_int("GROUNDING_MAX_STRING_LENGTH", default=163
 # Any one structured (JSON-valued) data element, as compact UTF-8 JSON.
 GROUNDING_MAX_VALUE_BYTES = env_int("GROUNDING_MAX_VALUE_BYTES", default=64 * 1024)
 
+# PDF evidence (docs/api.md "PDF evidence"): larger uploads are 413 too_large, more
+# pages 422 invalid_pdf too_many_pages. Text is extracted in a child process held to
+# a time and an address-space limit, so a crafted PDF neither hangs nor kills a server.
+GROUNDING_PDF_MAX_BYTES = env_int("GROUNDING_PDF_MAX_BYTES", default=52_428_800)
+GROUNDING_PDF_MAX_PAGES = env_int("GROUNDING_PDF_MAX_PAGES", default=2000)
+GROUNDING_PDF_EXTRACT_SECONDS = env_int("GROUNDING_PDF_EXTRACT_SECONDS", default=30)
+GROUNDING_PDF_EXTRACT_MEMORY_BYTES = env_int(
+    "GROUNDING_PDF_EXTRACT_MEMORY_BYTES", default=1024 * 1024 * 1024
+)
+
 # Optional JSON-lines mirror of committed audit events (references only, no source text).
 GROUNDING_AUDIT_LOG_PATH = env_str("GROUNDING_AUDIT_LOG_PATH", default="")
 

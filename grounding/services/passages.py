@@ -54,7 +54,7 @@ class Lookups:
         passages = Passage.objects.filter(pk__in=valid)
         if self.actor is not None:
             passages = passages.filter(dimension_id__in=sorted(memberships(self.actor).dimensions))
-        passages = passages.select_related("source", "content")
+        passages = passages.select_related("source", "content", "document")
         found = {str(p.pk): p for p in passages}
         for value in wanted:
             if value not in self.passages:
@@ -127,7 +127,10 @@ def resolve_passage(
 
 def _values_from_evidence(passage: Passage, value: dict) -> dict:
     binding = {"source_ref": passage.canonical_url or passage.passage_ref}
-    if passage.content_sha256:
+    if passage.document_id:
+        # A PDF page's source revision is its document's bytes (docs/api.md "PDF evidence").
+        binding["revision"] = f"sha256:{passage.document.sha256}"
+    elif passage.content_sha256:
         binding["revision"] = f"sha256:{passage.content_sha256}"
     else:
         binding["version_state"] = "unknown"

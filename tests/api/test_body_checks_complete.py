@@ -22,9 +22,10 @@ def _members(body: inputs.Body) -> set[str]:
 def test_every_declared_body_compiles_with_a_check_for_every_member():
     declared = inputs.declared_bodies()
     assert {cls.__name__ for cls in declared} == set(inputs.COMPILED)
-    # 23: the passage group's and the anchor observation's described shapes (by id,
-    # external; builtin, supplied) among them.
-    assert len(declared) == 23
+    # 25: the passage group's and the anchor observation's described shapes (by id,
+    # external; builtin, supplied) among them, and a citation's passage or PDF
+    # document (from-citations' `passages`).
+    assert len(declared) == 25
     for cls in declared:
         compiled = inputs.compile_body(cls.__name__, cls)
         expected = {

@@ -42,8 +42,12 @@ PACKAGE = "grounding_client"
 CANONICAL_URL = "https://example.org/cafe"  # the extract fixture's one document
 # Members that are open by design (a model keeps them in additional_properties):
 # a provider's own fields, the Web Annotation's JSON-LD context and `grounding:`
-# extension members, the PROV-O graph as JSON-LD.
-OPEN = re.compile(r"^(/provider_fields/|/document/context/\d+/|/document/grounding:|/jsonld/)")
+# extension members (the declared `grounding:state` object's keys among them), the
+# PROV-O graph as JSON-LD.
+OPEN = re.compile(
+    r"^(/provider_fields/|/document/context/\d+/|/document/grounding:"
+    r"|/document/groundingstate/grounding:|/jsonld/)"
+)
 GROUNDING_OPERATIONS = (
     "groundings_create", "groundings_read", "groundings_list",
     "groundings_partial_update", "groundings_assessments_create",
@@ -417,7 +421,9 @@ def _project(api, clients, world, gid):
     assert (target.selector.start, target.selector.end) == (10, 58)
     assert passage.source == "urn:wsp:exec-extract-001:obs-x1"
     assert isinstance(passage.selector, api.types.Unset)  # anchor.selector is withheld
-    assert body.document.additional_properties["grounding:state"]["grounding:revision"] == 4
+    # Declared by the schema (issue 38): a typed member, not an undeclared extra.
+    assert "grounding:state" not in body.document.additional_properties
+    assert body.document.groundingstate.additional_properties["grounding:revision"] == 4
 
     graph = project.sync_detailed(
         gid, client=clients.projection_agent, format_=formats.PROV_O, **query

@@ -195,7 +195,10 @@ def test_every_request_body_is_a_closed_typed_object(schema):
     for path, method, operation in _operations(schema):
         if "requestBody" not in operation:
             continue
-        body = _resolve(schema, operation["requestBody"]["content"]["application/json"]["schema"])
+        content = operation["requestBody"]["content"]
+        # JSON, or a form (a PDF upload: multipart/form-data).
+        media = content.get("application/json") or content["multipart/form-data"]
+        body = _resolve(schema, media["schema"])
         # A body of several shapes (an anchor observation) is closed in each.
         for shape in (_resolve(schema, s) for s in body.get("oneOf", [body])):
             assert shape["type"] == "object" and shape["properties"], (path, method)

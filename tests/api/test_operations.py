@@ -44,6 +44,7 @@ ACCEPTED = {
     ("feed_api:webhook-delivery-retry", "POST"): "retry_delivery",
     ("policies_api:profile-publish", "POST"): "publish_profile",
     ("evidence:wsp-import", "POST"): "wsp_import",
+    ("evidence:document-import", "POST"): "pdf_import",
 }
 # Operations that read no body, or refuse before reading it: still one refused event.
 ANSWERED_BEFORE_THE_BODY = {
@@ -52,6 +53,8 @@ ANSWERED_BEFORE_THE_BODY = {
     ("policies_api:dimension-list", "POST"): (403, "operator_required"),  # who, first
     ("feed_api:webhook-detail", "DELETE"): (404, "not_found"),  # no body
     ("feed_api:webhook-delivery-retry", "POST"): (404, "not_found"),  # no body
+    # A PDF upload is multipart/form-data: a JSON body is the wrong media type.
+    ("evidence:document-import", "POST"): (415, "unsupported_media_type"),
 }
 # Path arguments by name, typed as the converters want them.
 ARGUMENTS = {
@@ -62,6 +65,7 @@ ARGUMENTS = {
     "ref": "urn:set:none",  # an evidence set's, or a profile's name@version
     "key": "urn:access:none",
     "webhook_id": uuid.UUID(int=4),
+    "document_id": uuid.UUID(int=5),
     "n": "1",  # a webhook's delivery attempt
 }
 ROUTES = sorted(api_routes(), key=lambda r: (r.name, r.method))

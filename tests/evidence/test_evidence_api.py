@@ -178,6 +178,8 @@ def test_passage_detail_renders_every_field(imported, curator):
         "published_at": None,
         "provider_fields": {},
         "duplicate_of": None,
+        "document_id": None,
+        "page": None,
         "retrieval_observation": {
             "import_id": imported["search"]["import_id"],
             "execution_id": "exec-search-001",

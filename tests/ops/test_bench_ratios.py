@@ -78,6 +78,7 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
         "log_verify_tree": 1.5,  # 45000 / 30000
         "log_keeps_up": 0.95,  # 2850 / 3000
         "inclusion_proof_scaling": 1.1,  # 3.3 / 3.0
+        "pdf_over_library": None,  # the pdf_import step did not run
     }
     assert {k: v["met"] for k, v in got.items()} == {
         "copy_over_bulk": True,
@@ -96,6 +97,7 @@ def test_each_ratio_divides_its_two_figures_of_the_same_run():
         "log_verify_tree": True,
         "log_keeps_up": True,
         "inclusion_proof_scaling": True,
+        "pdf_over_library": None,
     }
     # A figure without rounds is one round.
     assert got["copy_over_bulk"] == {
@@ -173,7 +175,12 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
     )
     assert relative[11][0] == "register with the event outbox vs without [outbox_over_register]"
     assert relative[11][3:] == ("1.05× (1 round)", "≤ 1.1", "yes")
+    # A ratio whose step did not run: its row, with no figures.
     assert relative[12] == (
+        "PDF import (a text PDF, BENCH_PDF_PAGES pages) [pdf_over_library]", "—",
+        "the extraction library alone, same file, one process: —", "—", "≤ 1.5", "—",
+    )  # fmt: skip
+    assert relative[13] == (
         "list page p50 across corpus sizes [list_scaling]",
         "20 ms / 22 ms / 24 ms",
         "at 10,000 / 100,000 / 1,000,000",
@@ -181,7 +188,7 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "≤ 1.5",
         "yes",
     )
-    assert relative[18] == (
+    assert relative[19] == (
         "list page p50 across sizes, ordering=revision [ordering_scaling[revision]]",
         "20 ms / 22 ms / 60 ms",
         "at 10,000 / 100,000 / 1,000,000",
@@ -189,8 +196,8 @@ def test_table_rows_show_registry_limit_ratio_target_and_verdict():
         "≤ 1.5",
         "NO",
     )
-    assert relative[19][0] == "revisions/{1, 100, 1000} p50 [revisions_scaling]"
-    assert relative[20] == (
+    assert relative[20][0] == "revisions/{1, 100, 1000} p50 [revisions_scaling]"
+    assert relative[21] == (
         "inclusion proof p50 at 10k / 100k / 1M leaves [inclusion_proof_scaling]",
         "3 ms / 3.10 ms / 3.30 ms",
         "at 10,000 / 100,000 / 1,000,000",

@@ -34,8 +34,9 @@ BEYOND_SCHEMA = {
     409: None,
     # A stale revision.
     412: {"revision_mismatch"},
-    # A reused Idempotency-Key; the WSP and profile rules across members.
-    422: {"idempotency_key_reuse", "wsp_contract_violation", "banned_field"},
+    # A reused Idempotency-Key; the WSP and profile rules across members; bytes that
+    # are no readable PDF (a file's content, which no schema of a form states).
+    422: {"idempotency_key_reuse", "wsp_contract_violation", "banned_field", "invalid_pdf"},
     # No revision named: neither If-Match nor expected_revision (header or body).
     428: {"precondition_required"},
 }

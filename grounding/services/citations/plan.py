@@ -20,6 +20,7 @@ from grounding.citations import (
     Citation,
 )
 from grounding.citations.sources import locate
+from grounding.services.citations import documents as pdf_documents
 from policies.models import Dimension
 
 MASTER_REF_PREFIX = "urn:grounding:citation:"
@@ -46,6 +47,12 @@ class Plan:
     hash_check: str | None = None  # match | mismatch | not_held | unrecognized | …
     transformation_ref: str | None = None
     outcome: str = "skipped"
+    # A citation of a PDF document: the page bound, its selector, and where the quote
+    # was found (resolved | ambiguous | unresolved, with a reason).
+    page: int | None = None
+    selector: dict[str, Any] | None = None
+    page_status: str | None = None
+    page_reason: str | None = None
 
 
 def plan(
@@ -56,6 +63,7 @@ def plan(
     answer: str,
     texts: dict[str, str],
     media_type: str,
+    documents: dict[str, pdf_documents.DocumentPages] | None = None,
 ) -> Plan:
     """The register item for one citation, or the reason it is skipped."""
     result = Plan(citation=c)
@@ -66,8 +74,15 @@ def plan(
     if mapped is None:
         result.skip = "passage_not_mapped"
         return result
-    given = mapped.get("passage_id")
-    selector = locate(result, c, texts.get(given) if isinstance(given, str) else None)
+    if "document_id" in mapped:
+        # A PDF: the page the quote is on becomes the passage (documents.locate).
+        mapped = pdf_documents.locate(result, c, (documents or {})[mapped["document_id"]])
+        if mapped is None:
+            return result
+        selector = result.selector
+    else:
+        given = mapped.get("passage_id")
+        selector = locate(result, c, texts.get(given) if isinstance(given, str) else None)
     if result.skip:
         return result
     if selector is None:

@@ -8,7 +8,9 @@ from typing import Any
 
 from common.kernel.canonical import canonical_sha256
 from common.kernel.refusals import Offender, pointer_join
+from grounding.choices import RecordState
 from grounding.models import GroundingLink
+from grounding.reader import tombstone
 from grounding.services.citations.plan import Plan
 
 _TOP_LEVEL = {
@@ -83,6 +85,8 @@ def _entry(plan: Plan) -> dict[str, Any]:
     if c.data:
         entry["provider_data"] = dict(c.data)  # scores, confidences: data, never a verdict
     entry["anchor"] = "unattempted"
+    if plan.page is not None:
+        entry["page"] = plan.page
     return entry
 
 
@@ -94,13 +98,19 @@ def build_report(
         link.master_ref: link
         for link in GroundingLink.objects.filter(
             dimension=dimension, master_ref__in=refs
-        ).select_related("current_statement", "current_anchor_observation")
+        ).select_related("dimension", "current_statement", "current_anchor_observation")
     }
     citations, listed = [], []
     for plan in plans:
         entry = _entry(plan)
         link = links.get(plan.master_ref)
-        if link is not None:
+        if link is not None and link.record_state == RecordState.DISPOSED:
+            # A disposed link shows what its tombstone shows, here as everywhere: no
+            # statement_ref, no master_ref, no anchor.
+            entry["grounding_id"] = str(link.grounding_id)
+            entry["record_state"] = RecordState.DISPOSED.value
+            listed.append(tombstone(link))
+        elif link is not None:
             entry["grounding_id"] = str(link.grounding_id)
             entry["master_ref"] = link.master_ref
             observation = link.current_anchor_observation
@@ -108,6 +118,12 @@ def build_report(
                 entry["anchor"] = observation.anchor_result.get("status", "unattempted")
                 if observation.anchor_result.get("reason"):
                     entry["anchor_reason"] = observation.anchor_result["reason"]
+            if plan.page_status:
+                # Where the quote was found in the pages searched (several pages:
+                # ambiguous, though no one page holds two matches).
+                entry["anchor"] = plan.page_status
+                if plan.page_reason:
+                    entry["anchor_reason"] = plan.page_reason
             listed.append(
                 {
                     "grounding_id": str(link.grounding_id),

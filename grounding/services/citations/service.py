@@ -53,6 +53,7 @@ from grounding.models import GroundingLink
 from grounding.services import input_rules, inputs
 from grounding.services._common import refusal_context, refuse_invalid
 from grounding.services.anchoring import do_record_anchor_observation
+from grounding.services.citations import documents as pdf_documents
 from grounding.services.citations.plan import plan as plan_citation
 from grounding.services.citations.report import build_report, remap
 from grounding.services.register import REGISTER_REFUSALS, do_register_many
@@ -176,6 +177,8 @@ def do_register_from_citations(*, actor, request: Any, dimension: str | None) ->
     )
     refuse_invalid(parsed.offenders)
     texts = _passage_texts(request["passages"], dim)
+    documents, unknown = pdf_documents.load(request["passages"], dim)
+    refuse_invalid(unknown)
     plans = [
         plan_citation(
             c,
@@ -184,6 +187,7 @@ def do_register_from_citations(*, actor, request: Any, dimension: str | None) ->
             answer=parsed.answer_text,
             texts=texts,
             media_type=parsed.media_type,
+            documents=documents,
         )
         for c in parsed.citations
     ]
@@ -221,7 +225,9 @@ def do_register_from_citations(*, actor, request: Any, dimension: str | None) ->
                     grounding_id=link.grounding_id,
                     expected_revision=1,
                     observation=plan.observation,
-                    reason="provider text checked at the converted span",
+                    reason="provider quote checked in the PDF's pages"
+                    if plan.page_status
+                    else "provider text checked at the converted span",
                 )
             elif plan.run_resolver:
                 do_record_anchor_observation(
