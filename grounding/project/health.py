@@ -12,7 +12,8 @@
   state only; no error text, host name or migration name is revealed. The checks
   run in a thread of their own on fresh connections, and the probe answers 503 when
   they have not finished within GROUNDING_READYZ_TIMEOUT_MS: a hung database never
-  hangs it, and while one check is still waiting no second one is started.
+  hangs it, and while one check is still waiting no second one is started (a probe
+  arriving then shares its answer).
 """
 
 from __future__ import annotations
@@ -96,31 +97,40 @@ def _disposals(checks: dict[str, str]) -> None:
         checks["disposals"] = state
 
 
-_running_lock = threading.Lock()
-_running: threading.Thread | None = None
+class _Probe:
+    """One run of the checks; every probe that arrives while it runs waits for it."""
 
+    def __init__(self) -> None:
+        self.result: dict[str, str] = {}
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._work, name="readyz", daemon=True)
 
-def _checks_within(seconds: float) -> dict[str, str] | None:
-    """The checks' states, or None when they did not finish in time (or one from an
-    earlier probe is still waiting on the database)."""
-    global _running
-    result: dict[str, str] = {}
-    done = threading.Event()
-
-    def work() -> None:
+    def _work(self) -> None:
         try:
-            result.update(_run_checks())
+            self.result.update(_run_checks())
         finally:
             # This thread's own connections: the next probe connects afresh.
             connections.close_all()
-            done.set()
+            self.done.set()
 
+
+_running_lock = threading.Lock()
+_running: _Probe | None = None
+
+
+def _checks_within(seconds: float) -> dict[str, str] | None:
+    """The checks' states, or None when they did not finish in time. A probe that
+    arrives while an earlier one's checks are still running waits for their answer
+    rather than starting its own: a hung database holds one thread, never one per
+    probe, and two probes at once (an orchestrator's and a load balancer's) both get
+    the answer rather than one of them a 503 for arriving second."""
+    global _running
     with _running_lock:
-        if _running is not None and _running.is_alive():
-            return None
-        _running = threading.Thread(target=work, name="readyz", daemon=True)
-        _running.start()
-    return result if done.wait(seconds) else None
+        probe = _running
+        if probe is None or probe.done.is_set():
+            probe = _running = _Probe()
+            probe.thread.start()
+    return dict(probe.result) if probe.done.wait(seconds) else None
 
 
 @never_cache
