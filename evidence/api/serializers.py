@@ -139,10 +139,17 @@ class PassageSerializer(serializers.Serializer):
 SOURCE_REF = "^[^\\s\\u0000-\\u001F\\u007F-\\u009F]+$"
 
 
+@extend_schema_field({"type": "string", "format": "binary", "minLength": 1})
+class PdfFileField(serializers.FileField):
+    """A file part of at least one byte: an empty part is no file at all (a form
+    client may send it without a filename, which Django reads as no file: `required`),
+    and no PDF is empty; the schema says so (schemathesis sent an empty part as valid)."""
+
+
 class PdfUploadSerializer(serializers.Serializer):
     """The multipart body of a PDF import (docs/api.md "PDF evidence")."""
 
-    file = serializers.FileField(allow_empty_file=True, use_url=False, help_text="The PDF's bytes.")
+    file = PdfFileField(allow_empty_file=True, use_url=False, help_text="The PDF's bytes.")
     source_ref = RuledCharField(
         rule=SOURCE_REF,
         max_length=2048,

@@ -516,6 +516,8 @@ SPECTACULAR_SETTINGS = {
     ],
     "ENUM_NAME_OVERRIDES": {
         "RecordStateEnum": "grounding.choices.RecordState",
+        # A from-citations item of a disposed link: record_state is "disposed" alone.
+        "DisposedRecordStateEnum": ["disposed"],
         "RecheckStateEnum": "grounding.choices.RecheckState",
         "DisplayStateEnum": "grounding.choices.DisplayState",
         "SupportKindEnum": "grounding.choices.SupportKind",

@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from common.kernel.fields import RuledCharField
 from common.kernel.schemas import SchemaInvalid, check_schema
-from common.kernel.text import PATH_SEGMENT_REF
+from common.kernel.text import PATH_SEGMENT_REF, STORABLE_NOT_BLANK
 from policies.choices import DisclosableField
 from policies.models import Dimension, DisclosureDecision, Profile
 
@@ -153,7 +153,12 @@ class DimensionSerializer(serializers.ModelSerializer):
 @extend_schema_field(
     {
         "type": "object",
-        "additionalProperties": {"type": "string", "maxLength": 255},
+        "additionalProperties": {
+            "type": "string",
+            "minLength": 1,
+            "pattern": STORABLE_NOT_BLANK,
+            "maxLength": 255,
+        },
         "minProperties": 1,
     }
 )
