@@ -5,7 +5,9 @@ script, the receiver's journal, and how a fault's window is measured."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -62,13 +64,28 @@ def test_the_stop_script_stops_its_process_groups_and_removes_the_folder(tmp_pat
     started = subprocess.run(["sh", "-c", "setsid sleep 300 >/dev/null 2>&1 & echo $!"],
                              capture_output=True, text=True, timeout=10)  # fmt: skip
     pid = int(started.stdout)
+    # setsid(1) makes the group only once it runs: until then there is no group to stop.
+    deadline = time.monotonic() + 10
+    while os.getpgid(pid) != pid:
+        assert time.monotonic() < deadline, "the process group was not made within 10 s"
+        time.sleep(0.01)
     top.supervisor.services.append(SimpleNamespace(process=SimpleNamespace(pid=pid)))
     state.write(top)
     top.supervisor.detach()
     done = subprocess.run(["sh", str(tmp_path / "stop.sh")], capture_output=True, timeout=30)
     assert done.returncode == 0, done.stderr
-    assert not Path(f"/proc/{pid}").exists()
+    assert not _running(pid)
     assert not tmp_path.exists()
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie: a killed process whose parent has exited waits for the
+    machine's init to reap it, and some inits (a VM's agent as PID 1) never do."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_the_receivers_journal_skips_a_half_written_last_line(tmp_path):
