@@ -22,6 +22,7 @@ import json
 
 import jsonschema
 import schemathesis
+from schemathesis.core.failures import AcceptedNegativeData
 
 # status → the problem codes of rules no JSON Schema of this request can state.
 BEYOND_SCHEMA = {
@@ -137,3 +138,27 @@ def refusals_of_valid_data_are_rules_beyond_the_schema(ctx, response, case):
             f"Schema-valid data refused by a rule the schema does not state: {named}"
         )
     raise AssertionError(f"Schema-valid data refused with {status} {code}")
+
+
+def _carries_nul(value) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_carries_nul(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_carries_nul(item) for item in value)
+    return False
+
+
+@schemathesis.hook
+def filter_failure(ctx, failure, case, response) -> bool:
+    """A multipart field whose only violation is a U+0000 is not sent as generated: the
+    CLI's form encoding loses the NUL (the PDF upload's `title` arrived without it and
+    was stored as sent, 201), so "schema-violating request accepted" judges a request
+    that never went on the wire. The server refuses a NUL in a form field
+    (null_characters_not_allowed, tests/api/test_pdf_form_fields.py, and the suite's
+    schemathesis test through the WSGI client, which keeps it)."""
+    if not isinstance(failure, AcceptedNegativeData):
+        return True
+    media_type = str(getattr(case, "media_type", "") or "")
+    return not (media_type.startswith("multipart/") and _carries_nul(case.body))
