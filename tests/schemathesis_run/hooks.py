@@ -22,7 +22,6 @@ import json
 
 import jsonschema
 import schemathesis
-from schemathesis.core.failures import AcceptedNegativeData
 
 # status → the problem codes of rules no JSON Schema of this request can state.
 BEYOND_SCHEMA = {
@@ -138,45 +137,3 @@ def refusals_of_valid_data_are_rules_beyond_the_schema(ctx, response, case):
             f"Schema-valid data refused by a rule the schema does not state: {named}"
         )
     raise AssertionError(f"Schema-valid data refused with {status} {code}")
-
-
-def _form_schema(case) -> dict:
-    """The properties of the case's multipart body schema ({} when it has none)."""
-    for body in case.operation.body:
-        if str(body.media_type).startswith("multipart/"):
-            schema = body.definition.get("schema") or {}
-            ref = schema.get("$ref", "")
-            if ref.startswith("#/components/schemas/"):
-                components = case.operation.schema.raw_schema["components"]["schemas"]
-                schema = components[ref.rsplit("/", 1)[1]]
-            return schema.get("properties") or {}
-    return {}
-
-
-def _form_text_valid(case) -> bool:
-    """Every text member of a multipart body matches its declared schema (checked by
-    jsonschema, as the suite checks headers): the files are bytes, no text."""
-    if not isinstance(case.body, dict):
-        return False
-    properties = _form_schema(case)
-    for name, value in case.body.items():
-        schema = properties.get(name)
-        if not isinstance(value, str) or not isinstance(schema, dict):
-            continue
-        if not jsonschema.Draft202012Validator(schema).is_valid(value):
-            return False
-    return True
-
-
-@schemathesis.hook
-def filter_failure(ctx, failure, case, response) -> bool:
-    """ "Schema-violating request accepted" on a multipart form whose every text member
-    matches its declared schema is no such request: the CLI's fuzzing phase reported
-    the PDF upload's `title` as violating `^[^\\u0000]*$` while the value it sent (and
-    the server stored) holds no U+0000. A text member that does violate its schema is
-    still a failure; the server's refusal of a NUL in a form field is tested in
-    tests/api/test_pdf_form_fields.py."""
-    if not isinstance(failure, AcceptedNegativeData):
-        return True
-    media_type = str(getattr(case, "media_type", "") or "")
-    return not (media_type.startswith("multipart/") and _form_text_valid(case))

@@ -165,6 +165,13 @@ def _run_role(
     if os.environ.get("SCHEMATHESIS_PROFILE", "full") == "ci":
         included = _operations_of(role)
         command += ["--include-name-regex", included]
+        # The PDF upload (multipart) is left to the suite's schemathesis test (four
+        # roles, negative data included): here the fuzzing phase reported a `title`
+        # holding no U+0000 as violating `^[^\u0000]*$` and its 201 as "schema-violating
+        # request accepted" (jsonschema finds the value valid); the refusal of a NUL in a
+        # form field is tests/api/test_pdf_form_fields.py. `make schemathesis` (full)
+        # still runs it.
+        command += ["--exclude-name", "POST /api/v1/evidence/documents/"]
         # Every role's operations hold a link (2026-12-06); where a subset holds none
         # (SCHEMATHESIS_PATHS), schemathesis fails the stateful phase: it is left out.
         if not phases and not _links_within(base, re.compile(included), paths):
