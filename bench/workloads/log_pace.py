@@ -148,6 +148,13 @@ def _window(samples: list, links: int) -> dict:
         rounds.append({"written_per_s": round((wb[1] - wa[1]) / span),
                        "integrated_per_s": round((wb[2] - wa[2]) / span),
                        "queued_at_end": wb[3]})  # fmt: skip
+    # A window shorter than the sampling interval (bench-smoke's tiny size) puts two
+    # thirds on one sample: no write between them is no round; the whole window is.
+    rounds = [r for r in rounds if r["written_per_s"] > 0] or [
+        {"written_per_s": round(written[last][1] / seconds),
+         "integrated_per_s": round(written[last][2] / seconds),
+         "queued_at_end": written[last][3]}
+    ]  # fmt: skip
     drained = next((w[0] for w in written[last:] if w[3] == 0), written[-1][0])
     queued = [w[3] for w in written[first : last + 1]]
     return {
