@@ -3,14 +3,14 @@ ratio and its target; then the figures held to an absolute target."""
 
 from __future__ import annotations
 
-from bench import ratios
+from bench import absolute, ratios
 
 COLUMNS = ("path", "registry", "limit in the same run", "ratio", "target", "met?")
 
 
 def rows(results: dict) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
     computed = results.get("ratios") or ratios.compute(results)
-    return ratios.ratio_rows(results, computed), ratios.absolute_rows(results)
+    return ratios.ratio_rows(results, computed), absolute.absolute_rows(results)
 
 
 def print_table(results: dict) -> None:

@@ -73,24 +73,37 @@ def _integrate_batch(using: str, *, wait: bool) -> tuple[int, bool]:
     with transaction.atomic(using=using):
         if not _lock(connection, wait):
             return 0, False
-        pending = list(
-            PendingWrite.objects.using(using)
-            .order_by("id")
-            .values_list("id", "events", "rows")[: BATCH + 1]
-        )
-        if not pending:
+        queue = PendingWrite.objects.using(using).order_by("id")
+        batch, more = _choose(queue)
+        if not batch:
             return 0, False
-        batch, count = [], 0
-        for row in pending:
-            if batch and count + len(row[1]) > BATCH:
-                break
-            batch.append(row)
-            count += len(row[1])
-        more = len(batch) < len(pending)
-        leaves = _leaves(connection, batch)
+        rows = dict(queue.filter(pk__in=[pk for pk, _ in batch]).values_list("id", "rows"))
+        leaves = _leaves(connection, [(pk, events, rows[pk]) for pk, events in batch])
         _append(using, leaves)
         PendingWrite.objects.using(using).filter(pk__in=[p[0] for p in batch]).delete()
     return sum(len(v) for v in leaves.values()), more
+
+
+def _choose(queue) -> tuple[list[tuple[int, list]], bool]:
+    """The next batch: the oldest writes, BATCH events at most (one write, whatever its
+    size, at least), and whether more are queued. Chosen by the writes' events alone,
+    read in pages that double from 8: a backlog of bulk writes (a thousand events
+    each) is not read whole to keep five, nor a queue of single registrations one
+    page at a time. Their rows (the larger JSON) are read for the chosen ones only."""
+    batch: list[tuple[int, list]] = []
+    count, page, after = 0, 8, None
+    while True:
+        rows = list((queue if after is None else queue.filter(pk__gt=after))
+                    .values_list("id", "events")[:page])  # fmt: skip
+        for pk, events in rows:
+            events = _list(events)
+            if batch and count + len(events) > BATCH:
+                return batch, True
+            batch.append((pk, events))
+            count += len(events)
+        if len(rows) < page:
+            return batch, False
+        after, page = rows[-1][0], min(2 * page, BATCH)
 
 
 def _lock(connection, wait: bool) -> bool:

@@ -135,6 +135,43 @@ def test_a_bulk_registration_queues_one_leaf_per_link(world):
         assert tables.count("grounding_historicalgroundinglink") == 1
 
 
+def test_batches_take_the_oldest_writes_whole_up_to_batch_events(world, monkeypatch):
+    """Writes of 1, 3, 2, 6 and 1 events with BATCH 4: each batch the oldest writes
+    that fit (a write larger than BATCH alone), never split, in queue order; past
+    the first page of 8 writes too."""
+    from grounding.services import register_many
+
+    monkeypatch.setattr(sequencer, "BATCH", 4)
+    item = factories.link_payload(world.dimension, world.profile, world.passage)
+    sizes = [1, 3, 2, 6, 1] + [1] * 9  # 14 writes: the pages of 8 and 16 are read
+    written = []
+    for size in sizes:
+        if size == 1:
+            written.append(
+                [
+                    factories.register_link(
+                        world.curator, world.dimension, world.profile, world.passage
+                    )
+                ]
+            )
+        else:
+            written.append(register_many(actor=world.curator, items=[item] * size))
+    batches = []
+    while True:
+        done, more = sequencer._integrate_batch("default", wait=True)
+        if not done:
+            break
+        batches.append(done)
+        if not more:
+            break
+    assert batches == [4, 2, 6, 4, 4, 2]
+    assert not PendingWrite.objects.exists()
+    order = [link.grounding_id for links in written for link in links]
+    leaves = Leaf.objects.filter(log__dimension=world.dimension).order_by("index")
+    assert [leaf.grounding_id for leaf in leaves] == order
+    assert [leaf.index for leaf in leaves] == list(range(len(order)))
+
+
 def test_only_writes_are_logged(world, link):
     from policies.tokens import issue_token
 

@@ -9,6 +9,7 @@ import hmac
 import json
 
 from django.db import connections
+from django.db.models import Exists, OuterRef
 
 from transparency.choices import Finding
 from transparency.models import Leaf, Log, PendingWrite
@@ -135,7 +136,9 @@ def check_audit(report: Report, log: Log, using: str) -> None:
             action__in=LOGGED_ACTIONS,
             occurred_at__gte=start,
         )
-        .exclude(event_id__in=Leaf.objects.using(using).values("audit_event"))
+        # NOT EXISTS, an anti-join; NOT IN (subquery) is hashed only while the log's
+        # event ids fit in work_mem, else rescanned for every event.
+        .exclude(Exists(Leaf.objects.using(using).filter(audit_event=OuterRef("event_id"))))
         .order_by("occurred_at")
         .values_list("event_id", flat=True)
     )
