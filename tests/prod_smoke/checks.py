@@ -88,6 +88,38 @@ def tls_and_proxy_headers(top: Topology, client: Client) -> None:
     print("   admin login over HTTPS: 200, csrftoken cookie is Secure")
 
 
+def body_limits(top: Topology, client: Client) -> None:
+    """nginx passes a PDF upload of up to 50 MiB on to the app (16 MiB elsewhere), and
+    refuses a larger body as the app would: 413 problem+json, not its HTML page."""
+    big = b"x" * (17 * 1024 * 1024)
+    answer = client.call(
+        "POST", "/api/v1/groundings/", data=big, headers={"Content-Type": "application/json"}
+    )
+    kind = answer.headers.get("Content-Type", "")
+    print(f"   17 MiB JSON body: {answer.status} {kind} code={_code(answer.body)} (nginx)")
+    expect(answer.status == 413 and kind.startswith("application/problem+json"),
+           f"a 17 MiB body: {answer.status} {kind}")  # fmt: skip
+    expect(_code(answer.body) == "payload_too_large", f"a 17 MiB body: {answer.body!r:.200}")
+    upload = client.call(
+        "POST",
+        "/api/v1/evidence/documents/",
+        files={"file": ("big.pdf", big, "application/pdf")},
+        data={"source_ref": "https://smoke.example/big.pdf", "title": "big"},
+    )
+    kind = upload.headers.get("Content-Type", "")
+    print(
+        f"   17 MiB PDF upload: {upload.status} {kind} code={_code(upload.body)} "
+        f"(answered by {upload.served_by})"
+    )
+    expect(upload.served_by in SERVERS, "nginx did not pass a 17 MiB PDF upload on to the app")
+    expect(kind.startswith("application/problem+json") and _code(upload.body) == "invalid_pdf",
+           f"a 17 MiB upload that is no PDF: {upload.status} {upload.body!r:.200}")  # fmt: skip
+
+
+def _code(body) -> str | None:
+    return body.get("code") if isinstance(body, dict) else None
+
+
 def balancing(top: Topology) -> Counter:
     served = Counter()
     for _ in range(12):

@@ -138,6 +138,8 @@ def _checks(top: Topology, demo: dict, step: Steps) -> None:
     step("TLS, proxy headers, check --deploy settings in effect")
     curator_token = demo["tokens"]["curator"]
     checks.tls_and_proxy_headers(top, Client(top, curator_token))
+    step("request bodies: a PDF upload's own limit; refusals as problem+json")
+    checks.body_limits(top, Client(top, curator_token))
     step("balancing over both app servers")
     checks.balancing(top)
     step("static files with hashed names")
