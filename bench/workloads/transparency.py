@@ -284,6 +284,10 @@ def _verify_beside_hashing() -> tuple[dict, list[dict]]:
         "leaves": count,
         "commitments": report.commitments,
         "ok": report.ok,
+        # What verify_log found, when it found anything: a log the bench's own steps
+        # broke measures the verifier on another path (its findings), not a clean log.
+        "problems": len(report.problems),
+        "first_problems": [str(p) for p in report.problems[:3]],
         **{
             name: round(turns.median([r["verify"][name] for r in rounds]))
             for name in names.values()

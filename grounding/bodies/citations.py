@@ -13,8 +13,12 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from common.kernel.fields import RuledCharField, one_of
-from grounding.bodies.fields import OWNER_REF_LENGTH, opt, opt_ref, ref
-from grounding.bodies.link import ExternalPassageSerializer, PassageByIdSerializer
+from grounding.bodies.fields import OWNER_REF_LENGTH
+from grounding.bodies.link import (
+    ExternalPassageSerializer,
+    PassageByIdSerializer,
+    PassageSerializer,
+)
 from grounding.choices import CITATION_FORMATS, OFFSET_UNITS, UseBasis
 from policies.models import PROFILE_REF
 
@@ -34,19 +38,10 @@ class DocumentByIdSerializer(serializers.Serializer):
 
 
 @one_of(PassageByIdSerializer, ExternalPassageSerializer, DocumentByIdSerializer)
-class CitedPassageSerializer(serializers.Serializer):
+class CitedPassageSerializer(PassageSerializer):
     """What a document key stands for: a passage (as a link's passage group) or a PDF
     document whose pages are searched for the cited text."""
 
-    passage_id = serializers.UUIDField(
-        required=False, allow_null=True, help_text="An imported evidence passage."
-    )
-    passage_ref = ref(
-        required=False, allow_null=True, help_text="An external passage (instead of passage_id)."
-    )
-    source_revision_binding = opt("source_revision_binding")
-    retrieval_observation_ref = opt_ref()
-    representation_check = opt("representation_check")
     document_id = serializers.UUIDField(
         required=False, allow_null=True, help_text="A PDF document (instead of a passage)."
     )

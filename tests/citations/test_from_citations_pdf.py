@@ -16,7 +16,7 @@ from grounding.citations.pages import PAGE_RESOLVER_REF, WHITESPACE_TRANSFORMATI
 from grounding.models import GroundingLink
 from policies.choices import Role
 from tests import factories
-from tests.evidence.pdfs import text_pdf
+from tests.evidence.pdfs import citing_body, page_citation, text_pdf
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_throttle")]
 
@@ -43,35 +43,6 @@ def document(world, pdf_bytes) -> dict:
     ).report
 
 
-def cite(text: str | None, pages: tuple[int, int] | None = (1, 2), kind="page_location"):
-    citation = {"type": kind, "document_index": 0, "document_title": "Annual report"}
-    if text is not None:
-        citation["cited_text"] = text
-    if kind == "page_location":
-        citation["start_page_number"], citation["end_page_number"] = pages
-    else:
-        citation["start_char_index"], citation["end_char_index"] = 0, 5
-    return citation
-
-
-def body(world, document_id: str, *citations: dict) -> dict:
-    return {
-        "dimension": world.dimension.name,
-        "profile": world.profile.ref,
-        "answer_revision_ref": "urn:answer:pdf@1",
-        "format": "anthropic-messages",
-        "payload": {
-            "type": "message",
-            "role": "assistant",
-            "content": [
-                {"type": "text", "text": f"Claim {i}. ", "citations": [c]}
-                for i, c in enumerate(citations)
-            ],
-        },
-        "passages": {"0": {"document_id": document_id}},
-    }
-
-
 def post(user, data: dict):
     api = APIClient()
     api.force_authenticate(user)
@@ -79,7 +50,7 @@ def post(user, data: dict):
 
 
 def entries(world, document, *citations):
-    response = post(world.curator, body(world, document["document_id"], *citations))
+    response = post(world.curator, citing_body(world, document["document_id"], *citations))
     assert response.status_code in (200, 201), response.content
     return response.json()["citations"]
 
@@ -89,7 +60,7 @@ def page_id(document: dict, page: int) -> str:
 
 
 def test_a_quote_found_once_binds_that_page_resolved_with_quote_and_position(world, document):
-    [entry] = entries(world, document, cite("opened in 1932 after four years", (1, 3)))
+    [entry] = entries(world, document, page_citation("opened in 1932 after four years", (1, 3)))
     assert (entry["outcome"], entry["anchor"], entry["page"]) == ("created", "resolved", 2)
     link = GroundingLink.objects.get(pk=entry["grounding_id"])
     binding = link.current_passage
@@ -117,7 +88,7 @@ def test_a_quote_found_once_binds_that_page_resolved_with_quote_and_position(wor
 
 
 def test_a_quote_found_on_several_pages_is_ambiguous_and_picks_none(world, document):
-    [entry] = entries(world, document, cite("See the appendix.", (1, 3)))
+    [entry] = entries(world, document, page_citation("See the appendix.", (1, 3)))
     assert (entry["anchor"], entry["anchor_reason"], entry["page"]) == (
         "ambiguous",
         "found_more_than_once",
@@ -133,7 +104,7 @@ def test_a_quote_found_on_several_pages_is_ambiguous_and_picks_none(world, docum
 
 
 def test_a_quote_found_twice_on_one_page_is_ambiguous_there(world, document):
-    [entry] = entries(world, document, cite("the appendix.", (3, 4)))
+    [entry] = entries(world, document, page_citation("the appendix.", (3, 4)))
     assert (entry["anchor"], entry["page"]) == ("ambiguous", 3)
     result = GroundingLink.objects.get(pk=entry["grounding_id"]).current_anchor_observation
     assert (result.anchor_result["status"], result.anchor_result["match_count"]) == (
@@ -143,7 +114,7 @@ def test_a_quote_found_twice_on_one_page_is_ambiguous_there(world, document):
 
 
 def test_a_quote_not_found_binds_the_first_cited_page_unresolved(world, document):
-    [entry] = entries(world, document, cite("The tunnel opened in 1931", (2, 4)))
+    [entry] = entries(world, document, page_citation("The tunnel opened in 1931", (2, 4)))
     assert (entry["anchor"], entry["anchor_reason"], entry["page"]) == (
         "unresolved",
         "cited_text_not_found",
@@ -155,7 +126,7 @@ def test_a_quote_not_found_binds_the_first_cited_page_unresolved(world, document
 
 
 def test_a_quote_across_a_page_break_binds_its_first_page_and_is_never_resolved(world, document):
-    [entry] = entries(world, document, cite("span continued through the winter", (2, 4)))
+    [entry] = entries(world, document, page_citation("span continued through the winter", (2, 4)))
     assert (entry["anchor"], entry["anchor_reason"], entry["page"]) == (
         "unresolved",
         "across_page_break",
@@ -167,23 +138,23 @@ def test_a_quote_across_a_page_break_binds_its_first_page_and_is_never_resolved(
 
 
 def test_pages_outside_the_document_are_skipped(world, document):
-    [entry] = entries(world, document, cite("through the winter", (3, 5)))
+    [entry] = entries(world, document, page_citation("through the winter", (3, 5)))
     assert (entry["outcome"], entry["reason"]) == ("skipped", "page_outside_document")
     assert GroundingLink.objects.count() == 0
 
 
 def test_a_quote_with_no_page_is_searched_in_every_page(world, document):
-    [entry] = entries(world, document, cite("winter of 1933", kind="char_location"))
+    [entry] = entries(world, document, page_citation("winter of 1933", kind="char_location"))
     assert (entry["anchor"], entry["page"]) == ("resolved", 3)
 
 
 def test_a_citation_with_neither_page_nor_quote_is_skipped_no_position(world, document):
-    [entry] = entries(world, document, cite(None, kind="char_location"))
+    [entry] = entries(world, document, page_citation(None, kind="char_location"))
     assert (entry["outcome"], entry["reason"]) == ("skipped", "no_position")
 
 
 def test_a_replay_creates_nothing(world, document):
-    data = body(world, document["document_id"], cite("opened in 1932", (2, 3)))
+    data = citing_body(world, document["document_id"], page_citation("opened in 1932", (2, 3)))
     assert post(world.curator, data).status_code == 201
     again = post(world.curator, copy.deepcopy(data))
     assert again.status_code == 200
@@ -198,9 +169,9 @@ def test_another_dimensions_document_answers_as_an_unknown_id(world, pdf_bytes):
         source_ref=REF,
         dimension=other,
     ).report
-    quote = cite("opened in 1932", (2, 3))
-    foreign = post(world.curator, body(world, theirs["document_id"], quote))
-    unknown = post(world.curator, body(world, "00000000-0000-7000-8000-000000000000", quote))
+    quote = page_citation("opened in 1932", (2, 3))
+    foreign = post(world.curator, citing_body(world, theirs["document_id"], quote))
+    unknown = post(world.curator, citing_body(world, "00000000-0000-7000-8000-000000000000", quote))
     assert foreign.status_code == unknown.status_code == 400
     assert foreign.json() == unknown.json()
     assert foreign.json()["offenders"] == [

@@ -24,6 +24,43 @@ def text_pdf(pages: list[str], *, title: str | None = None, password: str | None
     return bytes(pdf.output())
 
 
+def page_citation(
+    cited_text: str | None, pages: tuple[int, int] | None = (1, 2), kind: str = "page_location"
+) -> dict:
+    """An Anthropic citation of document 0 (`page_location` by default, over the pages
+    [start, end)); `cited_text` None leaves it out."""
+    citation = {"type": kind, "document_index": 0, "document_title": "Annual report"}
+    if cited_text is not None:
+        citation["cited_text"] = cited_text
+    if kind == "page_location":
+        citation["start_page_number"], citation["end_page_number"] = pages
+    else:
+        citation["start_char_index"], citation["end_char_index"] = 0, 5
+    return citation
+
+
+def citing_body(
+    world, document_id: str, *citations: dict, answer: str = "urn:answer:pdf@1"
+) -> dict:
+    """A from-citations request (an Anthropic message) whose document 0 is the PDF
+    document: one sentence a citation."""
+    return {
+        "dimension": world.dimension.name,
+        "profile": world.profile.ref,
+        "answer_revision_ref": answer,
+        "format": "anthropic-messages",
+        "payload": {
+            "type": "message",
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": f"Claim {i}. ", "citations": [c]}
+                for i, c in enumerate(citations)
+            ],
+        },
+        "passages": {"0": {"document_id": document_id}},
+    }
+
+
 @cache
 def report_pdf() -> bytes:
     """Three pages: the quote on page 2 once, a repeated phrase, and a sentence that runs

@@ -14,7 +14,7 @@ from evidence.models import Passage
 from evidence.services.pdf_import import import_pdf_document
 from grounding import services
 from grounding.models import GroundingLink
-from tests.evidence.pdfs import report_pdf
+from tests.evidence.pdfs import citing_body, page_citation, report_pdf
 from tests.grounding import export_helpers as h
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_throttle")]
@@ -38,32 +38,9 @@ def cited(world) -> dict:
     document = import_pdf_document(
         actor=world.curator, file=report_pdf(), source_ref=REF, dimension=world.dimension
     ).report
-    body = {
-        "dimension": world.dimension.name,
-        "profile": world.profile.ref,
-        "answer_revision_ref": "urn:answer:pdf@1",
-        "format": "anthropic-messages",
-        "payload": {
-            "type": "message",
-            "role": "assistant",
-            "content": [
-                {
-                    "type": "text",
-                    "text": "The bridge opened in 1932.",
-                    "citations": [
-                        {
-                            "type": "page_location",
-                            "cited_text": "The bridge opened in 1932",
-                            "document_index": 0,
-                            "start_page_number": 2,
-                            "end_page_number": 3,
-                        }
-                    ],
-                }
-            ],
-        },
-        "passages": {"0": {"document_id": document["document_id"]}},
-    }
+    body = citing_body(
+        world, document["document_id"], page_citation("The bridge opened in 1932", (2, 3))
+    )
     answer = _post(world.curator, body)
     assert answer.status_code == 201, answer.content
     return {"document": document, "body": body, "answer": answer.json()}

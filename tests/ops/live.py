@@ -10,9 +10,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import requests
@@ -72,6 +73,26 @@ def database_url(alias: str = "default") -> str:
     password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
     host, port = db.get("HOST") or "127.0.0.1", db.get("PORT") or 5432
     return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
+
+
+def superuser():
+    """An autocommit psycopg connection to this test run's PostgreSQL database, as the
+    suite's own user: for terminating, pausing or watching other sessions."""
+    import psycopg
+
+    return psycopg.connect(database_url().replace("postgres://", "postgresql://"), autocommit=True)
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 60, what: str = "") -> Any:
+    """`condition()`'s first truthy value, polled until `timeout` seconds (generous:
+    a condition met returns at once; only a failure waits it out)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.005)
+    raise AssertionError(f"not within {timeout} s: {what}")
 
 
 def server_env(database: str, **extra: str) -> dict[str, str]:

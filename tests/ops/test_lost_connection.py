@@ -11,11 +11,9 @@ server read-only (25006, a write that landed on a node just demoted).
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Any
 from urllib.parse import quote
 
 import psycopg
@@ -24,7 +22,7 @@ import requests
 
 from tests import factories
 from tests.conftest import requires_postgres
-from tests.ops.live import database_url, gunicorn
+from tests.ops.live import database_url, gunicorn, superuser, wait_for
 from tests.ops.test_sick_database import assert_database_unavailable
 
 pytestmark = [
@@ -34,20 +32,6 @@ pytestmark = [
 ]
 
 API = "/api/v1/groundings/"
-
-
-def superuser() -> psycopg.Connection:
-    return psycopg.connect(database_url().replace("postgres://", "postgresql://"), autocommit=True)
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 20, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.005)
-    raise AssertionError(f"not within {timeout} s: {what}")
 
 
 def app_url(name: str, options: str = "") -> str:

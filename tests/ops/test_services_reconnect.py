@@ -17,13 +17,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from io import StringIO
 from pathlib import Path
-from typing import Any
 
 import psycopg
 import pytest
@@ -34,7 +32,7 @@ from tests import factories
 from tests.conftest import requires_postgres
 from tests.feed.conftest import subscribe
 from tests.feed.receiver import Receiver
-from tests.ops.live import PROJECT, database_url, server_env
+from tests.ops.live import PROJECT, database_url, server_env, superuser, wait_for
 from transparency.models import Leaf, PendingWrite
 from transparency.sequencer import LOCK_NAMESPACE
 
@@ -47,16 +45,6 @@ _LOCK_HOLDERS = (
     "AND classid = %s AND objid = 0 AND objsubid = 2 "
     "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
 )
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 60, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise AssertionError(f"not within {timeout} s: {what}")
 
 
 @contextmanager
@@ -81,10 +69,6 @@ def service(log: Path, name: str, *command: str, **env: str) -> Iterator[subproc
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=5)
-
-
-def admin() -> psycopg.Connection:
-    return psycopg.connect(database_url().replace("postgres://", "postgresql://"), autocommit=True)
 
 
 def terminate(conn: psycopg.Connection, names: list[str]) -> int:
@@ -132,7 +116,7 @@ def test_the_sequencer_and_the_workers_reconnect_and_carry_on(world, tmp_path, s
     seq, dlv = f"seq-{run}", f"dlv-{run}"
     with (
         Receiver() as receiver,
-        admin() as conn,
+        superuser() as conn,
         service(tmp_path / "seq.log", seq, "run_sequencer", "--interval", "0.05"),
         service(
             tmp_path / "dlv.log",
@@ -181,14 +165,14 @@ def test_two_sequencers_killed_again_and_again_integrate_each_write_once(world, 
 
     def watch_the_lock() -> None:
         nonlocal most_holders
-        with admin() as watcher:
+        with superuser() as watcher:
             while not done.is_set():
                 holders = watcher.execute(_LOCK_HOLDERS, (LOCK_NAMESPACE,)).fetchone()[0]
                 most_holders = max(most_holders, holders)
 
     watcher = threading.Thread(target=watch_the_lock)
     with (
-        admin() as conn,
+        superuser() as conn,
         service(tmp_path / "a.log", names[0], "run_sequencer", "--interval", "0.01"),
         service(tmp_path / "b.log", names[1], "run_sequencer", "--interval", "0.01"),
     ):

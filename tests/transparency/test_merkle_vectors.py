@@ -138,3 +138,31 @@ def test_random_trees_agree_with_pymerkle(leaves, data):
     if proof:  # a tampered proof fails
         bad = [bytes(32), *proof[1:]]
         assert not verify_consistency(first, size, bad, first_root, reference.get_root(size))
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    clean=st.lists(st.booleans(), min_size=0, max_size=70),
+)
+def test_the_verifier_s_nodes_are_each_level_of_the_tree_above_clean_leaves(clean):
+    """NodeStack keeps the perfect subtrees' nodes as it makes the root: level by level
+    they are the pairs' hashes (RFC 9162) of the level below, b"" above any leaf marked
+    unclean; and its root is RootStack's."""
+    from transparency.verifier.crypto import NodeStack, hash_children
+
+    leaves = [hash_leaf(bytes([n % 256, n // 256])) for n in range(len(clean))]
+    nodes, plain = NodeStack(), RootStack()
+    for leaf, ok in zip(leaves, clean, strict=True):
+        nodes.push_leaf(leaf, ok)
+        plain.push(leaf)
+    assert (nodes.size, nodes.root()) == (plain.size, plain.root())
+    below, level = [h if ok else b"" for h, ok in zip(leaves, clean, strict=True)], 1
+    while len(below) >= 2:
+        here = [
+            hash_children(below[2 * i], below[2 * i + 1]) if below[2 * i] and below[2 * i + 1]
+            else b""
+            for i in range(len(below) // 2)
+        ]  # fmt: skip
+        assert nodes.levels[level] == here
+        below, level = here, level + 1
+    assert len(nodes.levels) == level

@@ -13,7 +13,7 @@ from grounding.models import GroundingLink
 from grounding.services.citations.service import register_from_citations
 from policies.choices import Role
 from tests import factories
-from tests.evidence.pdfs import report_pdf
+from tests.evidence.pdfs import citing_body, page_citation, report_pdf
 from tests.ui.test_admin import change_url, staff
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.ui.urls")]
@@ -73,30 +73,12 @@ def test_a_links_page_says_which_page_of_which_document_and_marks_the_quote(
 ):
     report, _ = register_from_citations(
         actor=world.curator,
-        request={
-            "dimension": world.dimension.name,
-            "profile": world.profile.ref,
-            "answer_revision_ref": "urn:answer:pdf-admin@1",
-            "format": "anthropic-messages",
-            "payload": {
-                "content": [
-                    {
-                        "type": "text",
-                        "text": "The bridge opened in 1932.",
-                        "citations": [
-                            {
-                                "type": "page_location",
-                                "cited_text": "The bridge opened in 1932",
-                                "document_index": 0,
-                                "start_page_number": 2,
-                                "end_page_number": 3,
-                            }
-                        ],
-                    }
-                ]
-            },
-            "passages": {"0": {"document_id": document["document_id"]}},
-        },
+        request=citing_body(
+            world,
+            document["document_id"],
+            page_citation("The bridge opened in 1932", (2, 3)),
+            answer="urn:answer:pdf-admin@1",
+        ),
     )
     link = GroundingLink.objects.get(pk=report["links"][0]["grounding_id"])
     staff(world.curator)

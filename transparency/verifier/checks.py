@@ -13,7 +13,6 @@ from django.db.models import Exists, OuterRef
 
 from transparency.choices import Finding
 from transparency.models import Leaf, Log, PendingWrite
-from transparency.verifier.crypto import hash_children
 from transparency.verifier.report import Problem, Report
 
 
@@ -75,24 +74,18 @@ def check_commitments(report: Report, chunk) -> None:
     report.withheld += withheld
 
 
-def check_nodes(report: Report, log: Log, level0: list[bytes], using: str) -> None:
-    """The stored perfect subtrees above the leaves, level by level."""
-    level, below = 1, level0
+def check_nodes(report: Report, log: Log, levels: list[list[bytes]], using: str) -> None:
+    """The stored perfect subtrees above the leaves, level by level, against the nodes
+    the walk made from the leaves (`NodeStack.levels`; b"": not judged)."""
     connection = connections[using]
-    while len(below) >= 2:
-        here = [
-            hash_children(below[2 * i], below[2 * i + 1]) if below[2 * i] and below[2 * i + 1]
-            else b""
-            for i in range(len(below) // 2)
-        ]  # fmt: skip
+    for level in range(1, len(levels)):
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT position, hash FROM transparency_node WHERE log_id = %s AND level = %s "
-                "ORDER BY position",
+                "SELECT position, hash FROM transparency_node WHERE log_id = %s AND level = %s",
                 [log.pk, level],
             )
             stored = dict(cursor.fetchall())
-        for position, h in enumerate(here):
+        for position, h in enumerate(levels[level]):
             if h and bytes(stored.get(position, b"")) != h:
                 first = position << level
                 report.problems.append(
@@ -104,7 +97,6 @@ def check_nodes(report: Report, log: Log, level0: list[bytes], using: str) -> No
                     )
                 )
                 return
-        level, below = level + 1, here
 
 
 def check_destroyed_keys(report: Report, disposals: set[str]) -> None:

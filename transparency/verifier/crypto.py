@@ -50,6 +50,34 @@ class RootStack:
         return h
 
 
+class NodeStack(RootStack):
+    """A RootStack that keeps each inner node of the perfect subtrees as it makes it:
+    `levels[k][p]` is the node of level k (k ≥ 1) at position p, the hash the stored
+    node must equal; b"" above a leaf whose stored node disagrees with its bytes (or is
+    missing), which is not judged again. The tree's inner nodes are hashed once, for
+    the root and for the stored subtrees alike."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clean: list[bool] = []
+        self.levels: list[list[bytes]] = [[]]
+
+    def push_leaf(self, leaf: bytes, clean: bool) -> None:
+        h, n, stack, flags, levels = leaf, self.size, self.stack, self.clean, self.levels
+        level = 0
+        while n & 1:
+            h = hashlib.sha256(b"\x01" + stack.pop() + h).digest()  # hash_children
+            clean = flags.pop() and clean
+            level += 1
+            if level == len(levels):
+                levels.append([])
+            levels[level].append(h if clean else b"")
+            n >>= 1
+        stack.append(h)
+        flags.append(clean)
+        self.size += 1
+
+
 # -- RFC 9162 proof verification (C2SP merkle-tree), for clients and tests
 
 

@@ -41,8 +41,8 @@ from transparency.verifier.checks import (
 )
 from transparency.verifier.chunk import entries
 from transparency.verifier.crypto import (
+    NodeStack,
     Note,
-    RootStack,
     VerifierKey,
     parse_note,
     sha256,
@@ -71,8 +71,7 @@ def verify(
     checkpoints = _checkpoints(report, key, log, using)
     roots_wanted = dict(checkpoints)
     earlier_size = earlier.size if earlier is not None else None
-    stack = RootStack()
-    level0: list[bytes] = []
+    stack = NodeStack()
     disposals: set[str] = set()
     for chunk in read.chunks(log.pk, using, commitments):
         for index, data, stored_hash, node_hash, row in chunk.leaves:
@@ -80,8 +79,7 @@ def verify(
                 report.problems.append(
                     Problem(Finding.LEAF_MISSING, "no leaf has this index", index=stack.size)
                 )
-                stack.push(sha256(b"missing"))
-                level0.append(b"")
+                stack.push_leaf(sha256(b"missing"), False)
             data = bytes(data)
             digest = _sha256(b"\x00" + data).digest()  # RFC 9162 leaf hash
             if stored_hash is None or digest != stored_hash:
@@ -99,9 +97,8 @@ def verify(
                     for table, pk, _, _ in entries(row["commitments"], [])
                     if table == "grounding_disposal" and pk is not None
                 )
-            stack.push(digest)
             # Above a leaf whose node disagrees, the stored nodes are not judged again.
-            level0.append(digest if digest == node_hash else b"")
+            stack.push_leaf(digest, digest == node_hash)
             report.leaves += 1
             size = stack.size
             if size == earlier_size and stack.root() != earlier.root:
@@ -134,7 +131,7 @@ def verify(
         )
     if stack.root() != bytes(log.root_hash) and stack.size == log.size:
         report.problems.append(Problem(Finding.ROOT, "the leaves do not hash to the log's root"))
-    check_nodes(report, log, level0, using)
+    check_nodes(report, log, stack.levels, using)
     check_destroyed_keys(report, disposals)
     check_audit(report, log, using)
     report.pending = len(queued_events(using))
