@@ -47,7 +47,9 @@ from django.conf import settings
 from django.db import transaction
 from django.db.transaction import TransactionManagementError
 
+from common.kernel import lost_connection
 from common.kernel.refusals import Offender, Refusal
+from common.kernel.request_context import note_in_doubt
 from common.kernel.text import (
     overlong_offenders,
     plainly_fine,
@@ -188,6 +190,7 @@ def public_entry(
     """
 
     def entry(**kwargs: Any) -> R:
+        committing = False
         try:
             if screen is not None:
                 refuse_invalid(screen(kwargs))
@@ -206,9 +209,14 @@ def public_entry(
                 result = body(**kwargs)
                 if hook is not None:
                     hook.finish(result)
+                committing = True  # what fails from here on fails in the COMMIT
                 return result
         except Refusal as refusal:
             audit_refusal(action, refusal.code, **context(kwargs))
+            raise
+        except Exception as exc:
+            if committing and lost_connection.is_lost(exc):
+                note_in_doubt()
             raise
 
     # Named and documented like the body it runs. No attribute leads to the body:

@@ -22,7 +22,7 @@ from django.http import HttpRequest
 
 from common.kernel import lost_connection
 from common.kernel.identifiers import parse_uuid
-from common.kernel.request_context import refusal_noted
+from common.kernel.request_context import refusal_noted, write_in_doubt
 from common.kernel.text import plausible_ref
 from common.web.operations import routed
 from policies import audit
@@ -47,6 +47,10 @@ def action_for(request: HttpRequest) -> tuple[str, dict[str, Any]] | None:
 def audit_refused_request(request: Any, code: str, status_code: int) -> None:
     """Write the refused event of this request unless a service already wrote one."""
     if request is None or status_code in UNAUDITED_STATUS or refusal_noted():
+        return
+    if write_in_doubt():
+        # Its COMMIT lost the connection: it may be applied. A refused event could
+        # contradict the applied one; the keyed retry records the outcome.
         return
     found = action_for(getattr(request, "_request", request))
     if found is None:
