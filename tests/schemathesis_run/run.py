@@ -136,12 +136,23 @@ def _links_within(base: str, included: re.Pattern[str], paths: str | None) -> bo
     )
 
 
+def _config(profile: str, scratch: Path) -> Path:
+    """schemathesis.toml, and for the CI profile with ci.toml's operations appended."""
+    if profile != "ci":
+        return HERE / "schemathesis.toml"
+    config = scratch / "schemathesis-ci.toml"
+    base, extra = (HERE / name for name in ("schemathesis.toml", "ci.toml"))
+    config.write_text(base.read_text(encoding="utf-8") + "\n" + extra.read_text(encoding="utf-8"))
+    return config
+
+
 def _run_role(
-    base: str, role: str, token: str, examples: int, report: Path, captured: bool = False
-) -> int:
+    base: str, role: str, token: str, examples: int, report: Path, config: Path,
+    captured: bool = False,
+) -> int:  # fmt: skip
     command = [
         str(Path(sys.executable).with_name("st")),
-        "--config-file", str(HERE / "schemathesis.toml"),
+        "--config-file", str(config),
         "run", f"{base}/api/schema/?format=json",
         "--checks", "all",
         "--header", f"Authorization: Token {token}",
@@ -245,6 +256,7 @@ def main() -> int:
             "GROUNDING_WEBHOOK_ALLOW_PRIVATE": "0",
         }
         tokens = _seed(server_env(database, **extra))
+        config = _config(profile, Path(scratch))
         reports = Path(os.environ.get("SCHEMATHESIS_REPORT_DIR") or scratch)
         reports.mkdir(parents=True, exist_ok=True)
         failed: list[str] = []
@@ -257,7 +269,9 @@ def main() -> int:
             for role in share:
                 report = reports / f"{role}.ndjson"
                 try:
-                    status = _run_role(base, role, tokens[role], examples, report, lanes > 1)
+                    status = _run_role(
+                        base, role, tokens[role], examples, report, config, lanes > 1
+                    )
                 except Exception as error:  # a timeout: the role failed, not the lane
                     print(f"== {role}: {error!r}", flush=True)
                     status = 1
