@@ -5,7 +5,7 @@ are terminated, or its host is gone), and a connection that lands on a node just
 demoted finds it read-only. None of that is the request's fault, nor a bug:
 
 - `is_lost(exc)`: the error says the server is unreachable, shutting down,
-  starting up, in recovery or read-only; the client may retry
+  starting up, in recovery or read-only, or ended the session; the client may retry
   (common.web.errors answers it 503 `database_unavailable` with Retry-After).
 - `discard_failed()`: the connections such an error came from are closed, so
   the next use connects afresh (through the router, to the current leader)
@@ -33,9 +33,11 @@ logger = logging.getLogger("grounding.database")
 # class 08 connection exception; 57P01 admin_shutdown, 57P02 crash_shutdown,
 # 57P03 cannot_connect_now (starting up, in recovery), 57P04 database_dropped,
 # 57P05 idle_session_timeout; 25006 read_only_sql_transaction (a write reached a
-# node that is, or just became, a standby: a failover under the session).
+# node that is, or just became, a standby: a failover under the session); 25P03
+# idle_in_transaction_session_timeout (a FATAL: the server ended the session and
+# rolled its transaction back, as a terminated backend's).
 LOST_CLASSES = ("08", "57P")
-LOST_STATES = frozenset({"25006"})
+LOST_STATES = frozenset({"25006", "25P03"})
 
 
 def sqlstate(exc: BaseException) -> str | None:
