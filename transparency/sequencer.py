@@ -77,10 +77,11 @@ def _integrate_batch(using: str, *, wait: bool) -> tuple[int, bool]:
         batch, more = _choose(queue)
         if not batch:
             return 0, False
-        rows = dict(queue.filter(pk__in=[pk for pk, _ in batch]).values_list("id", "rows"))
+        chosen = [pk for pk, _ in batch]
+        rows = dict(queue.filter(pk__in=chosen).values_list("id", "rows"))
         leaves = _leaves(connection, [(pk, events, rows[pk]) for pk, events in batch])
         _append(using, leaves)
-        PendingWrite.objects.using(using).filter(pk__in=[p[0] for p in batch]).delete()
+        PendingWrite.objects.using(using).filter(pk__in=chosen).delete()
     return sum(len(v) for v in leaves.values()), more
 
 
