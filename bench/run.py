@@ -44,10 +44,11 @@ divides. Steps and the knobs that size them (defaults in brackets):
   http|service [http], BENCH_PACE_ALONE [10000]
 - reads_at_scale: the link tables emptied, then grown by COPY to each size; at each,
   the list page and one raw psycopg query returning the same page (its floor), taking
-  turns, p50 of 30 calls each; each documented ordering's first page and the page
+  turns, p50 of BENCH_READ_CALLS calls each; each documented ordering's first page and the page
   from the middle of the list; then revisions/{1,100,1000}. BENCH_READ_LINKS [1000000] (sizes
   10,000, 100,000, 1,000,000 up to it, and it), or BENCH_READ_SCALES=a,b,c;
   BENCH_REVISION_DEPTH [1000]: the revised link's depth (revisions/{1,100,depth}).
+  BENCH_READ_CALLS [30]: timed calls of each page at each size.
 
 - event_feed: registration with the outbox beside without it (taking turns), webhook
   delivery lag at a steady 200 writes/s to a local receiver, and the stream's fan-out

@@ -23,7 +23,8 @@ from bench.ratios import ORDERINGS
 from bench.workloads.common import env_int, ms, p50_ms, percentile, raw_conn, template_link
 
 SCALES = (10_000, 100_000, 1_000_000)
-CALLS = 30
+# Timed calls per page and size (BENCH_READ_CALLS; `make bench-smoke` makes few).
+CALLS = max(1, env_int("BENCH_READ_CALLS", 30))
 KINDS = ("quotation", "paraphrase", "inferential", "contextual")
 # index % 4 == 1 is paraphrase, index % 2 == 1 is admitted: a quarter of the corpus.
 FILTER = {"dimension": app.DIMENSION, "record_state": "admitted", "support_kind": "paraphrase"}
