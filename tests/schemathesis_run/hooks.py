@@ -41,11 +41,16 @@ BEYOND_SCHEMA = {
     428: {"precondition_required"},
 }
 # validation_error offenders that name a rule beyond the schema: a reference to
-# nothing, an order between two members (`order`, the log's `inconsistent`), a value
-# that must itself be a valid schema, a log size the log has not reached, a webhook
-# host that does not resolve or resolves to a refused address (DNS, at the time).
+# nothing, a value already taken, an order between two members (`order`, the log's
+# `inconsistent`), a value that must itself be a valid schema, a log size the log has
+# not reached, a webhook host that does not resolve or resolves to a refused address
+# (DNS, at the time).
 BEYOND_SCHEMA_OFFENDERS = {
     "unknown_reference",
+    # A value another row already holds (a profile's name@version in its Dimension or
+    # among the shared ones): a rule across rows (found 2026-12-06 by the stateful phase
+    # drawing the demo profile's own ref).
+    "unique",
     "order",
     "inconsistent",
     "invalid_schema",

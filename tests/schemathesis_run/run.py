@@ -59,6 +59,10 @@ fuzzing 47, stateful 7; reviewer 72, steward 64, projection agent 27, access ste
 182), where a whole run takes 261-345 s a role on a quiet machine; the curator's is the
 longest, which the second lane (SCHEMATHESIS_JOBS) runs the other four beside: 293 s in
 all with two lanes (the curator 279 s, the other four 181 s) at a load average of 3 to 6.
+Later the same day, quiet: the curator 299 s of which its coverage phase ~250 s, the
+other four 175 s; so CI's first lane runs the curator's coverage phase alone and the
+second its other phases before the other four (`_shares`): the same cases, each run
+on its lane's own copy of the seeded database.
 """
 
 from __future__ import annotations
@@ -74,11 +78,13 @@ import tempfile
 import threading
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parents[1]
 ROLES = ("curator", "reviewer", "steward", "projection_agent", "access_steward")
+PHASES = ("examples", "coverage", "fuzzing", "stateful")
 # Throttles out of the way: the run measures conformance, not rate limits.
 RATES = "read=1000000/min,write=1000000/min,bulk=1000000/min,auth_failure=1000000/min"
 _PRINTING = threading.Lock()
@@ -148,9 +154,10 @@ def _config(profile: str, scratch: Path) -> Path:
 
 
 def _run_role(
-    base: str, role: str, token: str, examples: int, report: Path, config: Path,
+    base: str, job: Job, token: str, examples: int, report: Path, config: Path,
     captured: bool = False,
 ) -> int:  # fmt: skip
+    role = job.role
     command = [
         str(Path(sys.executable).with_name("st")),
         "--config-file", str(config),
@@ -172,8 +179,7 @@ def _run_role(
     # A subset, for a run over the operations a change touched (a whole run is long).
     if paths := os.environ.get("SCHEMATHESIS_PATHS"):
         command += ["--include-path-regex", paths]
-    if phases := os.environ.get("SCHEMATHESIS_PHASES"):
-        command += ["--phases", phases]
+    phases = os.environ.get("SCHEMATHESIS_PHASES") or job.phases
     if os.environ.get("SCHEMATHESIS_PROFILE", "full") == "ci":
         included = _operations_of(role)
         command += ["--include-name-regex", included]
@@ -186,8 +192,11 @@ def _run_role(
         command += ["--exclude-name", "POST /api/v1/evidence/documents/"]
         # Every role's operations hold a link (2026-12-06); where a subset holds none
         # (SCHEMATHESIS_PATHS), schemathesis fails the stateful phase: it is left out.
-        if not phases and not _links_within(base, re.compile(included), paths):
-            command += ["--phases", "examples,coverage,fuzzing"]
+        wanted = (phases or ",".join(PHASES)).split(",")
+        if "stateful" in wanted and not _links_within(base, re.compile(included), paths):
+            phases = ",".join(p for p in wanted if p != "stateful")
+    if phases:
+        command += ["--phases", phases]
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "tests.schemathesis_run.hooks"}
     env["PYTHONPATH"] = str(PROJECT)
     started = time.monotonic()
@@ -199,7 +208,7 @@ def _run_role(
     with _PRINTING:
         if captured:
             print(finished.stdout, end="", flush=True)
-        print(f"== {role}: exit {finished.returncode} in {time.monotonic() - started:.0f}s",
+        print(f"== {job}: exit {finished.returncode} in {time.monotonic() - started:.0f}s",
               flush=True)  # fmt: skip
     return finished.returncode
 
@@ -214,12 +223,34 @@ def _lanes(database: str | None, roles: list[str]) -> int:
     return max(1, min(int(os.environ.get("SCHEMATHESIS_JOBS", default)), len(roles)))
 
 
-def _shares(roles: list[str], lanes: int, profile: str) -> list[list[str]]:
-    """The roles of each lane: in turn, or (the CI profile) the first role alone and the
-    others in turn over the other lanes."""
-    if profile == "ci" and lanes > 1:
-        return [roles[:1]] + [roles[1:][i :: lanes - 1] for i in range(lanes - 1)]
-    return [roles[i::lanes] for i in range(lanes)]
+@dataclass(frozen=True)
+class Job:
+    """One `st` run: a role, over some phases (None: all, or SCHEMATHESIS_PHASES)."""
+
+    role: str
+    phases: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.role} ({self.phases})" if self.phases else self.role
+
+    @property
+    def name(self) -> str:
+        return f"{self.role}-{self.phases.replace(',', '-')}" if self.phases else self.role
+
+
+def _shares(roles: list[str], lanes: int, profile: str) -> list[list[Job]]:
+    """The runs of each lane: the roles in turn; or (the CI profile, no phases named) the
+    first role's coverage phase alone in the first lane, and its other phases then the
+    other roles in turn over the other lanes. The curator's coverage phase is most of
+    its run (2026-12-06: ~250 of 299 s; the other four roles 175 s together), so
+    its other phases go beside it with the others."""
+    if profile == "ci" and lanes > 1 and not os.environ.get("SCHEMATHESIS_PHASES"):
+        first, others = roles[0], [Job(r) for r in roles[1:]]
+        rest = Job(first, ",".join(p for p in PHASES if p != "coverage"))
+        shares = [[Job(first, "coverage")]] + [others[i :: lanes - 1] for i in range(lanes - 1)]
+        shares[1].insert(0, rest)
+        return shares
+    return [[Job(r) for r in roles[i::lanes]] for i in range(lanes)]
 
 
 def _copy_sqlite(source: Path, target: Path) -> None:
@@ -261,23 +292,23 @@ def main() -> int:
         reports = Path(os.environ.get("SCHEMATHESIS_REPORT_DIR") or scratch)
         reports.mkdir(parents=True, exist_ok=True)
         failed: list[str] = []
-        # Which lane runs which roles, fixed (each lane's database state, which the
-        # stateful phase depends on, is then the same every run): in CI the curator's
-        # run (its operations hold the longest coverage phase) alone beside the others.
+        # Which lane runs which roles and phases, fixed (each lane's database state,
+        # which the stateful phase depends on, is then the same every run): in CI the
+        # curator's coverage phase (the longest) alone beside everything else.
         shares = _shares(roles, lanes, profile)
 
-        def lane(base: str, share: list[str]) -> None:
-            for role in share:
-                report = reports / f"{role}.ndjson"
+        def lane(base: str, share: list[Job]) -> None:
+            for job in share:
+                report = reports / f"{job.name}.ndjson"
                 try:
                     status = _run_role(
-                        base, role, tokens[role], examples, report, config, lanes > 1
+                        base, job, tokens[job.role], examples, report, config, lanes > 1
                     )
-                except Exception as error:  # a timeout: the role failed, not the lane
-                    print(f"== {role}: {error!r}", flush=True)
+                except Exception as error:  # a timeout: the run failed, not the lane
+                    print(f"== {job}: {error!r}", flush=True)
                     status = 1
                 if status != 0:
-                    failed.append(role)
+                    failed.append(str(job))
 
         with ExitStack() as servers:
             bases = []
@@ -297,11 +328,11 @@ def main() -> int:
             for thread in threads:
                 thread.join()
     took = time.monotonic() - started
-    clean = len(roles) - len(failed)
-    print(f"schemathesis --checks all ({profile}): {clean} of {len(roles)} roles clean "
-          f"in {took:.0f}s ({examples} examples per operation, {lanes} at once)",
-          flush=True)  # fmt: skip
+    runs = sum(len(share) for share in shares)
+    print(f"schemathesis --checks all ({profile}): {runs - len(failed)} of {runs} runs clean "
+          f"({len(roles)} roles) in {took:.0f}s ({examples} examples per operation, "
+          f"{lanes} at once)", flush=True)  # fmt: skip
     if failed:
-        print(f"FAILED roles: {', '.join(failed)}", flush=True)
+        print(f"FAILED runs: {', '.join(failed)}", flush=True)
         return 1
     return 0
