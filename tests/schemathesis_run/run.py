@@ -37,9 +37,9 @@ database behind its own gunicorn; 1 on a DATABASE_URL given). Exit status 0 only
 every role's run is clean.
 
 The CI profile (SCHEMATHESIS_PROFILE=ci, .ci/run): every role, every phase, each role
-over the operations it may perform (but the bulk registration's coverage phase: ci.toml
-says why) (the operation declares its role, or declares none:
-reads, the log, dimensions). A full run spends most of its time in the coverage phase
+over the operations it may perform (the operation declares its role, or declares none:
+reads, the log, dimensions), but for the bulk registration's coverage phase (ci.toml
+says why). A full run spends most of its time in the coverage phase
 generating cases (the generator, not the server: 3 s of server time in 127 s for POST
 /disclosure-decisions/, 196 s for POST /evidence-sets/, 2026-12-06), and generation is
 deterministic, so every role sends the same cases to an operation. A role the operation
