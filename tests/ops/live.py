@@ -95,6 +95,17 @@ def wait_for(condition: Callable[[], Any], timeout: float = 60, what: str = "") 
     raise AssertionError(f"not within {timeout} s: {what}")
 
 
+def wait_backend_gone(admin, pid: int, what: str = "the backend gone") -> None:
+    """Until the server backend `pid` has left pg_stat_activity (ended by the server or
+    terminated), watched on `admin` (`superuser()`)."""
+    wait_for(
+        lambda: (
+            not admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+        ),
+        what=what,
+    )
+
+
 def server_env(database: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_"))}
     env.pop("REDIS_URL", None)

@@ -14,7 +14,7 @@ from django.db import DatabaseError, connection, transaction
 
 from common.kernel.lost_connection import is_lost, sqlstate
 from tests.conftest import requires_postgres
-from tests.ops.live import superuser, wait_for
+from tests.ops.live import superuser, wait_backend_gone
 
 pytestmark = [requires_postgres, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -28,14 +28,7 @@ def _error_once_the_server_ended(pid_of_session, end) -> DatabaseError:
             with transaction.atomic(), connection.cursor() as cursor:
                 pid = pid_of_session(cursor)
                 end(admin, pid)
-                wait_for(
-                    lambda: (
-                        not admin.execute(
-                            "SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)
-                        ).fetchone()
-                    ),
-                    what="the backend ended by the server",
-                )
+                wait_backend_gone(admin, pid, what="the backend ended by the server")
                 cursor.execute("SELECT 1")
         except DatabaseError as error:
             raised = error

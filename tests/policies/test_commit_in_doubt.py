@@ -17,7 +17,7 @@ from django.db import DatabaseError, connection
 from common.kernel import request_context
 from policies.actions import public_entry
 from tests.conftest import requires_postgres
-from tests.ops.live import superuser, wait_for
+from tests.ops.live import superuser, wait_backend_gone
 
 pytestmark = [requires_postgres, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -30,14 +30,7 @@ def _stalled(*, then_query: bool) -> str:
         pid = cursor.fetchone()[0]
     with superuser() as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        wait_for(
-            lambda: (
-                not admin.execute(
-                    "SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)
-                ).fetchone()
-            ),
-            what="the body's backend gone",
-        )
+        wait_backend_gone(admin, pid, what="the body's backend gone")
     if then_query:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
