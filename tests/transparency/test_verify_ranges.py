@@ -11,6 +11,7 @@ from grounding.models import GroundingLink
 from tests.conftest import requires_postgres
 from tests.transparency.helpers import two_links_and_a_revision
 from transparency import notes
+from transparency.models import Log
 from transparency.verifier import read, verify
 
 pytestmark = [requires_postgres, pytest.mark.django_db(transaction=True)]
@@ -66,3 +67,22 @@ def test_a_deleted_leaf_is_reported_at_its_index(world, written, ranges):
     _sql('DELETE FROM transparency_leaf WHERE "index" = %s', [1])
     problem = _verify(world).first()
     assert (problem.finding, problem.index) == ("leaf_missing", 1)
+
+
+def test_clean_ranges_are_vouched_for_and_a_broken_one_is_read_again(world, written, ranges):
+    """The database vouches for a range whose leaves agree with their rows and events
+    (the walk does not compare their fields); a range with a leaf that is not JSON
+    fails that statement and is read again with the fields, for the walk to judge."""
+    _sql('UPDATE transparency_leaf SET leaf = %s WHERE "index" = %s', [b"not json", 2])
+    log = Log.objects.get(dimension=world.dimension)
+
+    chunks = list(read.chunks(log.pk, "default", True, world.dimension.name))
+
+    assert [(c.vouched, [leaf[0] for leaf in c.leaves]) for c in chunks] == [
+        (True, [0, 1]),
+        (False, [2]),
+    ]
+    report = _verify(world)
+    assert [
+        (p.finding, p.index, p.detail) for p in report.problems if p.finding == "leaf_fields"
+    ] == [("leaf_fields", 2, "its bytes are not JSON")]

@@ -74,19 +74,26 @@ def check_commitments(report: Report, chunk) -> None:
     report.withheld += withheld
 
 
-def check_nodes(report: Report, log: Log, levels: list[list[bytes]], using: str) -> None:
-    """The stored perfect subtrees above the leaves, level by level, against the nodes
+def stored_nodes(log: Log, using: str) -> dict[int, dict[int, bytes]]:
+    """The stored perfect subtrees above the leaves: {level: {position: hash}}."""
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT level, position, hash FROM transparency_node WHERE log_id = %s AND level > 0",
+            [log.pk],
+        )
+        out: dict[int, dict[int, bytes]] = {}
+        for level, position, h in cursor.fetchall():
+            out.setdefault(level, {})[position] = bytes(h)
+        return out
+
+
+def check_nodes(report: Report, levels: list[list[bytes]], stored: dict) -> None:
+    """The stored perfect subtrees (`stored_nodes`), level by level, against the nodes
     the walk made from the leaves (`NodeStack.levels`; b"": not judged)."""
-    connection = connections[using]
     for level in range(1, len(levels)):
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT position, hash FROM transparency_node WHERE log_id = %s AND level = %s",
-                [log.pk, level],
-            )
-            stored = dict(cursor.fetchall())
+        at = stored.get(level, {})
         for position, h in enumerate(levels[level]):
-            if h and bytes(stored.get(position, b"")) != h:
+            if h and at.get(position, b"") != h:
                 first = position << level
                 report.problems.append(
                     Problem(
@@ -112,14 +119,16 @@ def check_destroyed_keys(report: Report, disposals: set[str]) -> None:
             )
 
 
-def check_audit(report: Report, log: Log, using: str) -> None:
+def unlogged_events(log: Log, using: str) -> list:
+    """The applied events of logged writes since the log's first leaf that have no
+    leaf, oldest first, the writes still queued for the sequencer left out."""
     from policies.models import AuditEvent
     from transparency.choices import LOGGED_ACTIONS
 
     first = Leaf.objects.using(using).filter(log=log).order_by("id").values_list("at", flat=True)
     start = first.first()
     if start is None:
-        return
+        return []
     missing = (
         AuditEvent.objects.using(using)
         .filter(
@@ -135,7 +144,12 @@ def check_audit(report: Report, log: Log, using: str) -> None:
         .values_list("event_id", flat=True)
     )
     queued = queued_events(using)
-    missing = [e for e in missing if str(e) not in queued]
+    return [e for e in missing if str(e) not in queued]
+
+
+def check_audit(report: Report, missing: list) -> None:
+    """An applied event of a logged write without its leaf (`unlogged_events`): the
+    first ten are named."""
     for event_id in missing[:10]:
         report.problems.append(
             Problem(

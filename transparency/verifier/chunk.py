@@ -22,6 +22,9 @@ class Chunk:
     rows: dict = field(default_factory=dict)
     # {key id: (subject, key or None if destroyed, the disposal that destroyed it)}
     keys: dict = field(default_factory=dict)
+    # The database vouched for every leaf's fields (`read_pg._VOUCHED`): each leaf's
+    # row holds only its action and commitments, and the walk does not compare them.
+    vouched: bool = False
 
 
 # An entry: (table, row, HMAC, key id); a part that is not what a write stores is

@@ -12,7 +12,9 @@ the reader, so the range size and the read-ahead are set in one place."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 from django.db import connections
 
@@ -25,8 +27,9 @@ CHUNK = 2000  # indexes per range (2,000 read ahead better than 5,000 or 20,000)
 READ_AHEAD = 2
 
 
-def chunks(log_id: int, using: str, commitments: bool) -> Iterator[Chunk]:
-    """The log's leaves by index, CHUNK indexes at a time."""
+def chunks(log_id: int, using: str, commitments: bool, dimension: str) -> Iterator[Chunk]:
+    """The log's leaves by index, CHUNK indexes at a time (`dimension`: the log's
+    dimension's name, which its leaves name)."""
     connection = connections[using]
     with connection.cursor() as cursor:
         cursor.execute(
@@ -47,6 +50,27 @@ def chunks(log_id: int, using: str, commitments: bool) -> Iterator[Chunk]:
         pg = compat.driver_connection(connection)
         for low, high in ranges:
             with compat.database_errors(connection):
-                yield read_pg.read_range(pg, log_id, low, high, statement)
+                yield read_pg.read_range(pg, log_id, low, high, statement, dimension)
         return
-    yield from read_pg.read_ahead(connection, log_id, ranges, statement, READ_AHEAD)
+    yield from read_pg.read_ahead(connection, log_id, ranges, statement, READ_AHEAD, dimension)
+
+
+@contextlib.contextmanager
+def beside(using: str) -> Iterator[Callable]:
+    """`later(fn, *args)`: a function returning `fn(*args)`. Where the walk reads ahead
+    (PostgreSQL, outside a transaction), `fn` runs at once on a connection of its own
+    (Django's, of its thread) while the walk goes on; elsewhere, on the caller's
+    connection when its result is asked for (a transaction's rows are its own)."""
+    connection = connections[using]
+    if connection.vendor != "postgresql" or connection.in_atomic_block or READ_AHEAD < 2:
+        yield lambda fn, *args: lambda: fn(*args)
+        return
+
+    def run(fn, *args):
+        try:
+            return fn(*args)
+        finally:
+            connections[using].close()  # this thread's own
+
+    with ThreadPoolExecutor(2, thread_name_prefix="verify-log-beside") as pool:
+        yield lambda fn, *args: pool.submit(run, fn, *args).result
