@@ -93,7 +93,7 @@ def _choose(queue) -> tuple[list[tuple[int, list]], bool]:
     """The next batch: the oldest writes, BATCH events at most (one write, whatever its
     size, at least), and whether more are queued. Chosen by the writes' events alone,
     read in pages that double from 8: a backlog of bulk writes (a thousand events
-    each) is not read whole to keep five, nor a queue of single registrations one
+    each) is not read whole to keep one, nor a queue of single registrations one
     page at a time. Their rows (the larger JSON) are read for the chosen ones only."""
     batch: list[tuple[int, list]] = []
     count, page, after = 0, 8, None
@@ -116,8 +116,9 @@ def _lock(connection, wait: bool) -> bool:
         if connection.vendor == "postgresql":
             # Batches are estimated costly enough for JIT compilation: seconds lost.
             cursor.execute("SET LOCAL jit = off")
-            # The commitments statement sorts a 5,000-leaf batch's ~20,000 rows (about
-            # 4 MB): in memory, not in a file (the default 4 MB spilled 3 MB to disk).
+            # The commitments statement sorts about four rows an event: a batch is one
+            # write at least, and a large one's (5,000 events: ~20,000 rows, ~4 MB)
+            # spilled 3 MB to disk with the default 4 MB; in memory with this.
             cursor.execute("SET LOCAL work_mem = '32MB'")
             function = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
             cursor.execute(f"SELECT {function}(%s, 0)", [LOCK_NAMESPACE])

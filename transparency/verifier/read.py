@@ -46,7 +46,7 @@ def chunks(log_id: int, using: str, commitments: bool, dimension: str) -> Iterat
             yield read_sqlite.read_range(connection, log_id, low, high, commitments)
         return
     statement = read_pg.rows_statements(connection) if commitments else None
-    if connection.in_atomic_block or READ_AHEAD < 2 or len(ranges) < 2:
+    if not _own_connections(connection) or len(ranges) < 2:
         pg = compat.driver_connection(connection)
         for low, high in ranges:
             with compat.database_errors(connection):
@@ -61,8 +61,7 @@ def beside(using: str) -> Iterator[Callable]:
     (PostgreSQL, outside a transaction), `fn` runs at once on a connection of its own
     (Django's, of its thread) while the walk goes on; elsewhere, on the caller's
     connection when its result is asked for (a transaction's rows are its own)."""
-    connection = connections[using]
-    if connection.vendor != "postgresql" or connection.in_atomic_block or READ_AHEAD < 2:
+    if not _own_connections(connections[using]):
         yield lambda fn, *args: lambda: fn(*args)
         return
 
@@ -74,3 +73,9 @@ def beside(using: str) -> Iterator[Callable]:
 
     with ThreadPoolExecutor(2, thread_name_prefix="verify-log-beside") as pool:
         yield lambda fn, *args: pool.submit(run, fn, *args).result
+
+
+def _own_connections(connection) -> bool:
+    """Whether reads may go on connections of their own: PostgreSQL, outside a
+    transaction (whose rows only its own connection sees), READ_AHEAD allowing."""
+    return connection.vendor == "postgresql" and not connection.in_atomic_block and READ_AHEAD >= 2
